@@ -15,7 +15,7 @@ log() { printf '==> %s\n' "$*" >&2; }
 
 setup_python() {
   local stamp="$VENV/.pytools-installed" want
-  want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+  want="$(sha256sum pyproject.toml | cut -d' ' -f1) ${PYTOOLS_EXTRAS:-test}"
   if [ ! -x "$PY" ]; then
     log "creating $VENV"
     python3 -m venv "$VENV"
@@ -23,7 +23,7 @@ setup_python() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     log "installing Python dependencies (pyproject.toml)"
     "$PY" -m pip install --quiet --disable-pip-version-check --upgrade pip
-    "$PY" -m pip install --quiet --disable-pip-version-check -e '.[test]'
+    "$PY" -m pip install --quiet --disable-pip-version-check -e ".[${PYTOOLS_EXTRAS:-test}]"
     echo "$want" > "$stamp"
   fi
 }
@@ -57,11 +57,10 @@ case "$cmd" in
     exec "$PY" -m pytools.certify "$@"
     ;;
   test)
-    setup_python
+    PYTOOLS_EXTRAS=test,browser setup_python
     setup_lean
-    if [ -x .ci/install-browser.sh ] || [ -f .ci/install-browser.sh ]; then
-      bash .ci/install-browser.sh || log "browser set-up failed: browser tests will skip"
-    fi
+    log "browser set-up (Debian chromium, driven by playwright)"
+    PYTHON="$PY" sh .ci/install-browser.sh || log "browser set-up failed: browser tests will skip"
     start=$(date +%s)
     log "fast tests"
     "$PY" -m pytest -q -m "not lean and not browser" "$@"

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .paths import sha256_file
-from .toolchain import Toolchain, cache_root
+from .toolchain import Toolchain, cache_root, is_wasm_visible
 
 LIBRARY_ROOTS = ("Proofs",)
 BUILD_DIR = Path(".lake/build/lib/lean")
@@ -319,7 +319,7 @@ class Workspace:
         self.root = root
         self.build_dir = build_dir
         self.staged = toolchain.kind == "wasm" and not all(
-            _visible(p) for p in (root, build_dir)
+            is_wasm_visible(p) for p in (root, build_dir)
         )
         if self.staged:
             key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
@@ -364,16 +364,10 @@ class Workspace:
                 (base / stem.with_name(stem.name + suffix)).unlink(missing_ok=True)
 
 
-def _visible(path: Path) -> bool:
-    from .toolchain import is_wasm_visible
-
-    return is_wasm_visible(path)
-
-
 def _copy_if_changed(src: Path, dst: Path) -> None:
-    if dst.is_file() and dst.stat().st_size == src.stat().st_size:
-        if sha256_file(dst) == sha256_file(src):
-            return
+    same_size = dst.is_file() and dst.stat().st_size == src.stat().st_size
+    if same_size and sha256_file(dst) == sha256_file(src):
+        return
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_name(dst.name + ".tmp")
     shutil.copyfile(src, tmp)

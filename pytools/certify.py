@@ -296,8 +296,13 @@ def native_cross_check(
     results: tuple[ResultSpec, ...],
 ) -> list[str]:
     """Where a native Lean exists, `#print axioms` must agree with the .olean audit."""
+    import os
+
     theorems = sorted({t for spec in results for t in spec.theorems})
-    native = audit_mod.native_axioms(toolchain, root, modules, theorems)
+    lean_cmd = [toolchain.lake, "env", "lean"] if toolchain.lake else list(toolchain.lean)
+    env = {**os.environ, "LEAN_PATH": os.pathsep.join([str(root / BUILD_DIR),
+                                                       str(toolchain.lib_dir)])}
+    native = audit_mod.native_axioms(lean_cmd, modules, theorems, cwd=root, env=env)
     return audit_mod.compare_with_native(report_, native)
 
 

@@ -1,0 +1,189 @@
+"""Canonical JSON, hashing, atomic writes and schema validation shared by certify and verify.
+
+The canonical form of a JSON value is ``json.dumps(obj, sort_keys=True, indent=2,
+ensure_ascii=False)`` followed by one newline, encoded as UTF-8. Same value, same bytes.
+NaN and infinities are rejected (they are not JSON), and so are keys that are not strings,
+values JSON cannot hold and strings with lone surrogates (not encodable as UTF-8).
+
+A certificate's ``body_sha256`` is the SHA-256 of the canonical bytes of the certificate
+with the ``body_sha256`` key removed; :func:`with_body_hash` adds it and
+:func:`check_body_hash` checks it.
+
+Schemas live in ``pytools/schemas/<name>.schema.json`` (package data, JSON Schema Draft
+2020-12); :func:`validate` never touches the network.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import math
+import os
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+#: The key of a certificate that holds the hash of the rest of it.
+BODY_HASH_KEY = "body_sha256"
+
+#: The JSON Schema dialect every schema of this package declares.
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+class CanonicalError(ValueError):
+    """A value that has no canonical JSON form (NaN, infinity, non-string key, ...)."""
+
+
+class SchemaError(ValueError):
+    """A document that does not satisfy its JSON Schema; the message names the place."""
+
+
+def _check_value(obj: Any, where: str = "$") -> None:
+    """Raise :class:`CanonicalError` for anything without a canonical JSON form."""
+    if obj is None or isinstance(obj, bool | int | str):
+        if isinstance(obj, str):
+            try:
+                obj.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                reason = exc.reason
+                raise CanonicalError(f"{where}: string is not valid Unicode ({reason})") from None
+        return
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            raise CanonicalError(f"{where}: {obj!r} is not a JSON number (NaN/infinity)")
+        return
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if not isinstance(key, str):
+                raise CanonicalError(f"{where}: object key {key!r} is not a string")
+            _check_value(key, f"{where}.<key>")
+            _check_value(value, f"{where}.{key}")
+        return
+    if isinstance(obj, list | tuple):
+        for index, value in enumerate(obj):
+            _check_value(value, f"{where}[{index}]")
+        return
+    raise CanonicalError(f"{where}: {type(obj).__name__} is not a JSON value")
+
+
+def canonical_bytes(obj: Any) -> bytes:
+    """The canonical UTF-8 bytes of a JSON value (sorted keys, indent 2, trailing newline).
+
+    Raises :class:`CanonicalError` for NaN, infinities, non-string keys, lone surrogates and
+    values that are not JSON (sets, bytes, objects ...).
+    """
+    _check_value(obj)
+    text = json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Lower-case hex SHA-256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def body_hash(cert: dict[str, Any]) -> str:
+    """SHA-256 of the canonical bytes of ``cert`` without its ``body_sha256`` key."""
+    body = {key: value for key, value in cert.items() if key != BODY_HASH_KEY}
+    return sha256_bytes(canonical_bytes(body))
+
+
+def with_body_hash(cert: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``cert`` with ``body_sha256`` set (any old value is replaced)."""
+    out = {key: value for key, value in cert.items() if key != BODY_HASH_KEY}
+    out[BODY_HASH_KEY] = body_hash(out)
+    return out
+
+
+def check_body_hash(cert: dict[str, Any]) -> bool:
+    """True when ``cert['body_sha256']`` is present and equals :func:`body_hash` of ``cert``."""
+    stated = cert.get(BODY_HASH_KEY)
+    if not isinstance(stated, str):
+        return False
+    try:
+        return stated == body_hash(cert)
+    except CanonicalError:
+        return False
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temp file in the same folder and ``os.replace``.
+
+    Readers see either the old file or the whole new one, never half of it. The parent
+    folder is created if needed; the temp file is removed if anything fails.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_canonical(path: str | os.PathLike[str], obj: Any) -> str:
+    """Atomically write the canonical bytes of ``obj`` to ``path``; return their SHA-256."""
+    data = canonical_bytes(obj)
+    atomic_write_bytes(path, data)
+    return sha256_bytes(data)
+
+
+@functools.cache
+def _schema_text(name: str) -> str:
+    if not name.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"bad schema name {name!r}")
+    ref = resources.files("pytools").joinpath("schemas", f"{name}.schema.json")
+    return ref.read_text(encoding="utf-8")
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema ``pytools/schemas/<name>.schema.json`` (e.g. ``"certificate"``)."""
+    schema = json.loads(_schema_text(name))
+    Draft202012Validator.check_schema(schema)
+    return schema
+
+
+@functools.cache
+def _validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(load_schema(name))
+
+
+def _path_text(path: Any) -> str:
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def schema_errors(obj: Any, schema_name: str) -> list[str]:
+    """Every violation of schema ``schema_name`` by ``obj``, as ``"$.path: message"`` lines."""
+    errors = sorted(
+        _validator(schema_name).iter_errors(obj),
+        key=lambda e: (list(map(str, e.path)), e.message),
+    )
+    return [f"{_path_text(e.absolute_path)}: {e.message}" for e in errors]
+
+
+def validate(obj: Any, schema_name: str) -> None:
+    """Raise :class:`SchemaError` if ``obj`` violates schema ``schema_name``.
+
+    The message names the most relevant violation and its place (``$.theorems[0].name``).
+    """
+    error = best_match(_validator(schema_name).iter_errors(obj))
+    if error is not None:
+        raise SchemaError(
+            f"{schema_name} schema: {_path_text(error.absolute_path)}: {error.message}"
+        )
