@@ -184,7 +184,7 @@ def _derive_artifacts(root: Path, spec: ResultSpec, out: Derived) -> list[dict[s
             out.problems.append(f"{spec.id}: writing its figure files failed: {exc}")
             return []
         for path in sorted(written):
-            rel = str(FIGURES_DIR / path.name)
+            rel = str(FIGURES_DIR / spec.id / path.name)
             data = path.read_bytes()
             out.files[rel] = data
             listed.append({"path": rel, "sha256": sha256_bytes(data)})
@@ -285,8 +285,9 @@ def write_all(root: Path, derived: Derived) -> None:
     for rel, data in sorted(derived.files.items()):
         if rel != manifest_key:
             atomic_write_bytes(root / rel, data)
-    for old in sorted((root / FIGURES_DIR).glob("*")) if (root / FIGURES_DIR).is_dir() else []:
-        if str(old.relative_to(root)) not in derived.files:
+    figures = root / FIGURES_DIR
+    for old in sorted(figures.rglob("*")) if figures.is_dir() else []:
+        if old.is_file() and str(old.relative_to(root)) not in derived.files:
             old.unlink()
     atomic_write_bytes(root / manifest_key, derived.files[manifest_key])
 
