@@ -1,0 +1,378 @@
+"""Tests of pytools.traces: the demand-fetch ceiling, the policies, the sweep, the evidence
+and the generated Lean instance."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytools import traces
+from pytools.paths import mooncake_trace, project_root
+
+ROOT = project_root()
+TRACE = mooncake_trace(ROOT)
+LEAN_INSTANCE = ROOT / "Proofs" / "Ceiling" / "Mooncake.lean"
+
+needs_trace = pytest.mark.skipif(
+    not TRACE.is_file(),
+    reason=f"shared Mooncake trace absent at {TRACE} (see data/mooncake/README.md)",
+)
+
+
+# ----------------------------------------------------------------------------- references
+
+
+def naive(stream: list[int], capacity: int, policy: str) -> int:
+    """The Lean model step by step (``KVCache.Ceiling.step``), rescanning past and future:
+    the cache is a list, newest first; a miss in a full cache evicts the first element with
+    the largest score (LRU: steps since the last use, Belady: steps to the next use)."""
+    cache: list[int] = []
+    hits = 0
+    for i, x in enumerate(stream):
+        if x in cache:
+            hits += 1
+            continue
+        if len(cache) >= capacity:
+            if policy == "fifo":
+                victim = len(cache) - 1
+            else:
+                if policy == "lru":
+                    past = stream[:i][::-1]
+
+                    def score(y: int, past: list[int] = past) -> int:
+                        return past.index(y) if y in past else len(past)
+                else:
+                    future = stream[i + 1:]
+
+                    def score(y: int, future: list[int] = future) -> int:
+                        return future.index(y) if y in future else len(future)
+                scores = [score(y) for y in cache]
+                victim = scores.index(max(scores))
+            del cache[victim]
+        cache.insert(0, x)
+    return hits
+
+
+def best_possible(stream: list[int], capacity: int) -> int:
+    """Most hits over every sequence of eviction choices (exhaustive search)."""
+
+    @functools.cache
+    def go(i: int, cache: frozenset[int]) -> int:
+        if i == len(stream):
+            return 0
+        x = stream[i]
+        if x in cache:
+            return 1 + go(i + 1, cache)
+        if len(cache) < capacity:
+            return go(i + 1, cache | {x})
+        return max(go(i + 1, (cache - {v}) | {x}) for v in cache)
+
+    return go(0, frozenset())
+
+
+def scan_stream(hot: int, rounds: int) -> list[int]:
+    """``hot`` hot blocks, then per round two fresh one-shot blocks and the hot blocks again."""
+    stream = list(range(hot))
+    fresh = 1000
+    for _ in range(rounds):
+        stream += [fresh, fresh + 1] + list(range(hot))
+        fresh += 2
+    return stream
+
+
+# ----------------------------------------------------------------------------- hand-made
+
+
+def test_scan_stream_matches_lean_example() -> None:
+    # The same stream and answers as KVCache.Ceiling.scanStream_hits (kernel-checked).
+    s = [1, 2, 10, 11, 1, 2, 12, 13, 1, 2]
+    assert traces.count_distinct(s) == 6
+    assert traces.simulate(s, 3, "belady") == 4 == len(s) - 6
+    assert traces.simulate(s, 3, "lru") == 0
+    assert traces.simulate(s, 3, "fifo") == 0
+
+
+def test_lru_far_from_ceiling_belady_reaches_it() -> None:
+    s = scan_stream(hot=8, rounds=50)
+    ceiling = len(s) - traces.count_distinct(s)
+    assert ceiling == 8 * 50
+    assert traces.simulate(s, 9, "belady") == ceiling
+    assert traces.simulate(s, 9, "lru") == 0
+    assert traces.simulate(s, 9, "fifo") == 0
+
+
+def test_known_small_answers() -> None:
+    assert traces.simulate([5] * 6, 1, "lru") == 5
+    cyc = [1, 2, 3] * 4
+    assert traces.simulate(cyc, 2, "lru") == 0
+    assert traces.simulate(cyc, 2, "fifo") == 0
+    assert traces.simulate(cyc, 2, "belady") == best_possible(cyc, 2) == 5
+    for policy in traces.POLICIES:
+        assert traces.simulate(cyc, 3, policy) == 9
+        assert traces.simulate([], 3, policy) == 0
+
+
+def test_bad_capacity_and_policy() -> None:
+    with pytest.raises(ValueError, match="capacity"):
+        traces.simulate([1], 0, "lru")
+    with pytest.raises(ValueError, match="unknown policy"):
+        traces.simulate([1], 1, "random")
+
+
+def test_next_uses() -> None:
+    assert traces.next_uses([1, 2, 1, 1, 3]) == [2, 5, 3, 5, 5]
+
+
+def test_percent_rounding_is_exact() -> None:
+    assert traces.percent_str(Fraction(1, 3)) == "33.3333"
+    assert traces.percent_str(Fraction(2, 3)) == "66.6667"
+    assert traces.percent_str(Fraction(1, 1)) == "100.0000"
+    assert traces.percent_str(Fraction(1, 8), places=1) == "12.5"
+
+
+# ----------------------------------------------------------------------------- properties
+
+streams = st.lists(st.integers(min_value=0, max_value=7), max_size=40)
+capacities = st.integers(min_value=1, max_value=9)
+
+
+@given(streams, capacities)
+def test_every_policy_below_ceiling(stream: list[int], capacity: int) -> None:
+    d = traces.count_distinct(stream)
+    for policy in traces.POLICIES:
+        assert traces.simulate(stream, capacity, policy) + d <= len(stream)
+
+
+@given(streams, capacities)
+def test_belady_beats_lru_and_fifo(stream: list[int], capacity: int) -> None:
+    b = traces.simulate(stream, capacity, "belady")
+    assert b >= traces.simulate(stream, capacity, "lru")
+    assert b >= traces.simulate(stream, capacity, "fifo")
+
+
+@given(streams, st.integers(min_value=0, max_value=5))
+def test_ceiling_reached_with_capacity_at_least_distinct(stream: list[int], extra: int) -> None:
+    d = traces.count_distinct(stream)
+    for policy in traces.POLICIES:
+        assert traces.simulate(stream, max(d, 1) + extra, policy) == len(stream) - d
+
+
+@given(streams, capacities)
+def test_fast_simulators_match_the_lean_model(stream: list[int], capacity: int) -> None:
+    for policy in traces.POLICIES:
+        assert traces.simulate(stream, capacity, policy) == naive(stream, capacity, policy)
+
+
+@settings(max_examples=60)
+@given(st.lists(st.integers(min_value=0, max_value=4), max_size=10),
+       st.integers(min_value=1, max_value=3))
+def test_belady_is_optimal_on_small_streams(stream: list[int], capacity: int) -> None:
+    assert traces.simulate(stream, capacity, "belady") == best_possible(stream, capacity)
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def write_trace(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+GOOD = [
+    '{"timestamp": 0, "hash_ids": [0, 1, 2]}',
+    '{"timestamp": 1, "hash_ids": [0, 3]}',
+    '{"timestamp": 2, "hash_ids": [0, 1, 4, 5]}',
+]
+
+
+def test_load_small_trace(tmp_path: Path) -> None:
+    p = write_trace(tmp_path / "t.jsonl", GOOD)
+    c = traces.ceiling_counts(p)
+    assert (c.requests, c.references, c.distinct) == (3, 9, 6)
+    assert c.ceiling == Fraction(3, 9)
+    assert c.sha256 == hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ('{"timestamp": 3, "hash_ids": [1, 2', "malformed JSON"),
+        ('{"timestamp": 3}', "missing key 'hash_ids'"),
+        ('{"hash_ids": [1, "7"]}', "hash_ids[1] = '7' is not a non-negative integer"),
+        ('{"hash_ids": [1.5]}', "hash_ids[0] = 1.5 is not"),
+        ('{"hash_ids": [true]}', "hash_ids[0] = True is not"),
+        ('{"hash_ids": [-4]}', "hash_ids[0] = -4 is not"),
+        ('{"hash_ids": 7}', "'hash_ids' must be a list"),
+        ("[1, 2, 3]", "expected a JSON object"),
+        ("", "empty line"),
+    ],
+)
+def test_planted_bad_line_is_named(tmp_path: Path, bad: str, message: str) -> None:
+    p = write_trace(tmp_path / "bad.jsonl", [GOOD[0], GOOD[1], bad, GOOD[2]])
+    with pytest.raises(traces.TraceError) as info:
+        traces.ceiling_counts(p)
+    text = str(info.value)
+    assert f"{p}:3:" in text
+    assert message in text
+    result = CliRunner().invoke(traces.main, ["ceiling", str(p)])
+    assert result.exit_code != 0
+    assert f"{p}:3:" in result.output and message in result.output
+
+
+def test_empty_and_missing_trace(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    with pytest.raises(traces.TraceError, match="no requests"):
+        traces.ceiling_counts(empty)
+    with pytest.raises(traces.TraceError, match="cannot read trace"):
+        traces.ceiling_counts(tmp_path / "absent.jsonl")
+
+
+def test_bad_trace_leaves_no_output(tmp_path: Path) -> None:
+    p = write_trace(tmp_path / "bad.jsonl", [GOOD[0], "{oops"])
+    out = tmp_path / "out"
+    lean = tmp_path / "M.lean"
+    runner = CliRunner()
+    assert runner.invoke(traces.main, ["sweep", str(p), "--out", str(out)]).exit_code != 0
+    assert runner.invoke(traces.main, ["lean-instance", str(p), "--out", str(lean)]).exit_code
+    assert not out.exists() and not lean.exists()
+
+
+# ----------------------------------------------------------------------------- outputs
+
+
+def test_cli_ceiling_and_simulate(tmp_path: Path) -> None:
+    p = write_trace(tmp_path / "t.jsonl", GOOD)
+    runner = CliRunner()
+    r = runner.invoke(traces.main, ["ceiling", str(p)])
+    assert r.exit_code == 0, r.output
+    assert "ceiling: 1/3 (33.3333 %)" in r.output
+    r = runner.invoke(traces.main, ["simulate", str(p), "--capacity", "2", "--policy", "all"])
+    assert r.exit_code == 0, r.output
+    assert "belady: 2 hits" in r.output and "lru:" in r.output and "fifo:" in r.output
+
+
+def test_sweep_is_byte_deterministic(tmp_path: Path) -> None:
+    p = write_trace(tmp_path / "t.jsonl", [json.dumps({"hash_ids": scan_stream(5, 30)})])
+    first = traces.write_sweep(p, tmp_path / "a")
+    second = traces.write_sweep(p, tmp_path / "b")
+    assert [q.name for q in first] == ["sweep.csv", "sweep.svg", "sweep.png"]
+    for a, b in zip(first, second, strict=True):
+        assert a.read_bytes() == b.read_bytes(), a.name
+    rows = (tmp_path / "a" / "sweep.csv").read_text().splitlines()
+    assert rows[0].startswith("capacity,lru_hits,belady_hits")
+    last = rows[-1].split(",")
+    d = 5 + 60
+    assert last[0] == str(d)
+    assert int(last[1]) == int(last[2]) == len(scan_stream(5, 30)) - d
+
+
+def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
+    shared = tmp_path / "shared"
+    trace = shared / "data" / "mooncake" / "conversation_trace.jsonl"
+    trace.parent.mkdir(parents=True)
+    write_trace(trace, GOOD)
+    monkeypatch.setenv("PYTOOLS_SHARED", str(shared))
+    ev = traces.evidence(tmp_path)
+    f = ev.figures
+    assert (f["requests"], f["references"], f["distinct"]) == (3, 9, 6)
+    assert (f["ceiling_numerator"], f["ceiling_denominator"]) == (1, 3)
+    assert f["ceiling_percent"] == "33.3333"
+    assert f["policy_hits"][-1] == f["sweep"][-1]
+    assert f["sweep"][-1]["capacity"] == 6 and f["sweep"][-1]["belady_hits"] == 3
+    assert [(i.path, i.sha256) for i in ev.inputs] == [
+        ("../shared/data/mooncake/conversation_trace.jsonl",
+         hashlib.sha256(trace.read_bytes()).hexdigest())
+    ]
+    assert traces.RESULT_ID == "demand-fetch-ceiling"
+    assert traces.RESULT_LIMITS and all(s.endswith(".") for s in traces.RESULT_LIMITS)
+
+
+def test_evidence_names_an_absent_trace(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PYTOOLS_SHARED", str(tmp_path / "nowhere"))
+    with pytest.raises(traces.TraceError, match="absent"):
+        traces.evidence(tmp_path)
+
+
+# ----------------------------------------------------------------------------- shared trace
+
+
+@needs_trace
+def test_shared_trace_figures_against_an_independent_recount() -> None:
+    requests = 0
+    seen: set[int] = set()
+    refs = 0
+    with open(TRACE, "rb") as handle:
+        for raw in handle:
+            ids = json.loads(raw)["hash_ids"]
+            requests += 1
+            refs += len(ids)
+            seen.update(ids)
+    c = traces.ceiling_counts(TRACE)
+    assert (c.requests, c.references, c.distinct) == (requests, refs, len(seen))
+    assert c.sha256 == hashlib.sha256(TRACE.read_bytes()).hexdigest()
+    readme = (TRACE.parent / "README.md").read_text(encoding="utf-8")
+    assert c.sha256 in readme
+    assert c.ceiling * refs == refs - len(seen)
+    # At capacity = distinct blocks, both policies reach the ceiling exactly.
+    trace = traces.load_trace(TRACE)
+    for policy in ("lru", "belady"):
+        assert traces.simulate(trace.stream, c.distinct, policy) == refs - len(seen)
+
+
+@needs_trace
+def test_lean_instance_is_regenerated_identically() -> None:
+    assert LEAN_INSTANCE.is_file(), f"{LEAN_INSTANCE} missing: run python -m pytools.traces " \
+        "lean-instance ../shared/data/mooncake/conversation_trace.jsonl"
+    assert traces.check_lean_instance(TRACE, LEAN_INSTANCE) == []
+
+
+@needs_trace
+def test_lean_instance_check_catches_a_planted_edit(tmp_path: Path) -> None:
+    text = LEAN_INSTANCE.read_text(encoding="utf-8")
+    planted = tmp_path / "Mooncake.lean"
+    c = traces.ceiling_counts(TRACE)
+    needle = f"def traceDistinct : Nat := {c.distinct}"
+    assert needle in text
+    planted.write_text(text.replace(needle, f"def traceDistinct : Nat := {c.distinct - 1}"),
+                       encoding="utf-8")
+    problems = traces.check_lean_instance(TRACE, planted)
+    assert problems and "differs" in problems[0] and "line" in problems[0]
+
+
+def test_lean_instance_contents(tmp_path: Path) -> None:
+    p = write_trace(tmp_path / "t.jsonl", GOOD)
+    trace = traces.load_trace(p)
+    text = traces.lean_instance(trace, "0" * 64, excerpt_requests=2)
+    assert text.startswith("module\n")
+    assert "def traceReferences : Nat := 9\n" in text
+    assert "def traceDistinct : Nat := 6\n" in text
+    assert "def ceilingNum : Nat := 1\n" in text and "def ceilingDen : Nat := 3\n" in text
+    assert "  [0, 1, 2, 0, 3]\n" in text
+    assert "theorem excerpt_length : excerpt.length = 5 :=" in text
+    assert "theorem excerpt_distinct : distinct excerpt = 4 :=" in text
+    for banned in ("sorry", "native_decide", "axiom "):
+        assert banned not in text
+    assert text == traces.lean_instance(trace, "0" * 64, excerpt_requests=2)
+
+
+def test_named_theorems_are_declared_in_the_ceiling_sources() -> None:
+    # A typo guard only: the certify step checks the names against the elaborated library.
+    sources = "\n".join(
+        (ROOT / "Proofs" / "Ceiling" / name).read_text(encoding="utf-8")
+        for name in ("Cache.lean", "Mooncake.lean")
+    )
+    for full in traces.THEOREMS:
+        assert full.startswith("KVCache.Ceiling.")
+        assert f"theorem {full.rsplit('.', 1)[1]} " in sources or \
+            f"theorem {full.rsplit('.', 1)[1]}\n" in sources, full
+        if ".Mooncake." in full:
+            assert "namespace KVCache.Ceiling.Mooncake" in sources
