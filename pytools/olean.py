@@ -163,7 +163,7 @@ class _Part:
 
 def read_header(path: Path, data: bytes | mmap.mmap) -> OleanHeader:
     """Parse and validate the header of an ``.olean`` part (pointer width auto-detected)."""
-    if len(data) < 0x60 or data[:5] != MAGIC:
+    if len(data) < 0x58 or data[:5] != MAGIC:
         raise OleanError(f"{path}: not an .olean file (bad magic or truncated header)")
     version = data[5]
     lean_version = data[7:0x28].split(b"\0", 1)[0].decode("utf-8", "replace")
@@ -175,6 +175,10 @@ def read_header(path: Path, data: bytes | mmap.mmap) -> OleanHeader:
         base, root = struct.unpack_from(fmt, data, 0x50)
         first = 0x50 + 2 * width
         if base % 8 == 0 and base <= root and first <= root - base < size - 8:
+            return OleanHeader(path, version, lean_version, githash, base, root, width)
+        if base % 8 == 0 and first == size and root < base:
+            # A part with no objects of its own (seen: the `.olean.private` of a module whose
+            # private data equals its server data): its root points into an earlier part.
             return OleanHeader(path, version, lean_version, githash, base, root, width)
     raise OleanError(f"{path}: header has no root pointer inside the file (corrupt .olean?)")
 

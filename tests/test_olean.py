@@ -291,3 +291,28 @@ def _walk(e: Expr):
     for a in e.args:
         if isinstance(a, Expr):
             yield from _walk(a)
+
+
+def _header_only(base: int, root: int) -> bytes:
+    import struct
+
+    head = b"olean" + bytes([2]) + b"\0" + b"4.28.0-pre".ljust(0x21, b"\0")
+    head += b"38f3c0c45b8df6da2652faff6dcaa15afb5a6981"
+    assert len(head) == 0x50
+    return head + struct.pack("<II", base, root)
+
+
+def test_header_only_part_pointing_into_an_earlier_part_is_accepted(tmp_path) -> None:
+    """Seen on the library root: its `.olean.private` holds no objects, only a root pointer
+    into the `.olean.server` loaded before it."""
+    from pytools.olean import read_header
+
+    header = read_header(tmp_path / "Proofs.olean.private", _header_only(0x29180000, 0x29170680))
+    assert header.ptr_size == 4 and header.root < header.base
+
+
+def test_header_only_part_with_root_past_the_end_is_refused(tmp_path) -> None:
+    from pytools.olean import OleanError, read_header
+
+    with pytest.raises(OleanError, match="root pointer"):
+        read_header(tmp_path / "X.olean", _header_only(0x29180000, 0x29180100))
