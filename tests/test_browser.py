@@ -106,16 +106,16 @@ def _open(context: Any, url: str) -> tuple[Any, list[str], list[str]]:
     page.on("request", lambda r: requests.append(r.url))
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(url)
-    page.wait_for_function(
-        "document.getElementById('selfcheck').dataset.state !== 'pending'", timeout=20000
-    )
+    # Selectors, not wait_for_function: the page's CSP forbids evaluating strings.
+    page.wait_for_selector('#selfcheck:not([data-state="pending"])', state="attached",
+                           timeout=20000)
     return page, requests, errors
 
 
 def _verdict(page: Any) -> dict[str, Any]:
-    page.wait_for_function(
-        "['green', 'red', 'error'].includes(document.getElementById('verdict').dataset.state)",
-        timeout=20000,
+    page.wait_for_selector(
+        '#verdict[data-state="green"], #verdict[data-state="red"], #verdict[data-state="error"]',
+        state="attached", timeout=20000,
     )
     state = page.get_attribute("#verdict", "data-state")
     codes = (page.get_attribute("#verdict", "data-codes") or "").split()
