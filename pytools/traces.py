@@ -23,6 +23,7 @@ gives the block-reference stream.
 from __future__ import annotations
 
 import csv
+import functools
 import heapq
 import io
 import itertools
@@ -416,12 +417,19 @@ def sweep_plot(rows: Sequence[SweepRow], counts: CeilingCounts, fmt: str) -> byt
     return buf.getvalue()
 
 
+@functools.lru_cache(maxsize=2)
+def _analysed(path: str, sha256: str) -> tuple[Trace, CeilingCounts, tuple[SweepRow, ...]]:
+    """Parse and sweep a trace once per content hash: certify asks for the figures and the
+    plot of the same trace, and the sweep is most of the cost."""
+    trace = load_trace(Path(path))
+    counts = counts_of(trace, sha256)
+    return trace, counts, tuple(sweep_rows(trace.stream, sweep_capacities(counts.distinct)))
+
+
 def write_sweep(path: Path, out_dir: Path) -> list[Path]:
     """Sweep LRU and Belady over capacities on the trace at ``path``; write
     ``sweep.csv``, ``sweep.svg`` and ``sweep.png`` into ``out_dir`` (each atomically)."""
-    trace = load_trace(path)
-    counts = counts_of(trace, sha256_file(Path(path)))
-    rows = sweep_rows(trace.stream, sweep_capacities(counts.distinct))
+    _, counts, rows = _analysed(str(path), sha256_file(Path(path)))
     out_dir = Path(out_dir)
     outputs = {
         out_dir / "sweep.csv": sweep_csv(rows, counts.references, counts.ceiling),
@@ -587,12 +595,10 @@ def evidence(root: Path) -> Evidence:
     if not path.is_file():
         raise TraceError(f"{path}: the Mooncake trace is absent (see data/mooncake/README.md)")
     sha = sha256_file(path)
-    trace = load_trace(path)
-    counts = counts_of(trace, sha)
+    trace, counts, sweep = _analysed(str(path), sha)
     refs = counts.references
     stated = sorted({c for c in EVIDENCE_CAPACITIES if c < counts.distinct} | {counts.distinct})
     stated_rows = sweep_rows(trace.stream, stated)
-    sweep = sweep_rows(trace.stream, sweep_capacities(counts.distinct))
 
     def row_dict(row: SweepRow) -> dict[str, object]:
         return {
