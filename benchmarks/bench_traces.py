@@ -1,4 +1,4 @@
-"""Benchmark of pytools.traces on the Mooncake conversation trace (a script, not a test).
+"""Benchmark of the ceiling tools (pytools.results.ceiling) on the Mooncake conversation trace (a script, not a test).
 
 Times, on one core: parsing the file alone (baseline), then ceiling counts + LRU + Belady at
 one capacity, and prints the ratio to parsing. Reports CPU time (``time.process_time``,
@@ -18,8 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pytools import traces  # noqa: E402
 from pytools.paths import mooncake_trace, sha256_file  # noqa: E402
+from pytools.results.ceiling import policies  # noqa: E402
+from pytools.results.ceiling import trace as tracefile  # noqa: E402
 
 #: The budget the issue sets for ceiling + LRU + Belady at one capacity (seconds, one core).
 BUDGET_S = 2.0
@@ -45,12 +46,12 @@ def parse_only(path: Path) -> int:
     return n
 
 
-def full(path: Path, capacity: int) -> tuple[traces.CeilingCounts, int, int]:
+def full(path: Path, capacity: int) -> tuple[tracefile.CeilingCounts, int, int]:
     """Ceiling counts (with validation and SHA-256), then LRU and Belady at ``capacity``."""
-    trace = traces.load_trace(path)
-    counts = traces.counts_of(trace, sha256_file(path))
-    lru = traces.simulate(trace.stream, capacity, "lru")
-    belady = traces.simulate(trace.stream, capacity, "belady")
+    trace = tracefile.load_trace(path)
+    counts = tracefile.counts_of(trace, sha256_file(path))
+    lru = policies.simulate(trace.stream, capacity, "lru")
+    belady = policies.simulate(trace.stream, capacity, "belady")
     return counts, lru, belady
 
 
@@ -67,13 +68,13 @@ def main() -> int:
 
     p_cpu, p_wall, refs = best(lambda: parse_only(path), args.repeat)
     f_cpu, f_wall, (counts, lru, belady) = best(lambda: full(path, args.capacity), args.repeat)
-    trace = traces.load_trace(path)
+    trace = tracefile.load_trace(path)
     parts = {
-        "load+validate": best(lambda: traces.load_trace(path), args.repeat),
+        "load+validate": best(lambda: tracefile.load_trace(path), args.repeat),
         "sha256": best(lambda: sha256_file(path), args.repeat),
-        "distinct": best(lambda: traces.count_distinct(trace.stream), args.repeat),
-        "lru": best(lambda: traces.simulate(trace.stream, args.capacity, "lru"), args.repeat),
-        "belady": best(lambda: traces.simulate(trace.stream, args.capacity, "belady"),
+        "distinct": best(lambda: tracefile.count_distinct(trace.stream), args.repeat),
+        "lru": best(lambda: policies.simulate(trace.stream, args.capacity, "lru"), args.repeat),
+        "belady": best(lambda: policies.simulate(trace.stream, args.capacity, "belady"),
                        args.repeat),
     }
 

@@ -25,7 +25,7 @@ def trace_path(repo_root: Path) -> Path:
 @pytest.fixture(scope="session")
 def real_toolchain():
     """A real Lean (native or the registry build); Lean-marked tests skip without one."""
-    from pytools.toolchain import ToolchainError, find_toolchain
+    from pytools.lean.toolchain import ToolchainError, find_toolchain
 
     try:
         return find_toolchain()

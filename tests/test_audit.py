@@ -24,8 +24,13 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytools import audit as A
-from pytools.olean import Expr, Level, OleanError
+from pytools.lean.audit.cli import main
+from pytools.lean.audit.native import compare_with_native, native_axioms, parse_print_axioms
+from pytools.lean.audit.records import AuditError, AuditReport
+from pytools.lean.audit.rules import categorize, classify_auxiliary
+from pytools.lean.audit.statements import pp_expr, statement_sha256
+from pytools.lean.audit.walk import _Auditor, _Node, audit_modules
+from pytools.lean.olean import Expr, Level, OleanError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OLEAN = FIXTURES / "olean"
@@ -51,19 +56,19 @@ CORE = _core_lib()
 needs_core = pytest.mark.skipif(CORE is None, reason="core library .olean files not found")
 
 
-def _fset(report: A.AuditReport) -> set[tuple[str, str, str]]:
+def _fset(report: AuditReport) -> set[tuple[str, str, str]]:
     return {(f.declaration, f.axiom, f.category) for f in report.findings}
 
 
 @pytest.fixture(scope="module")
-def prelude_report(tmp_path_factory: pytest.TempPathFactory) -> A.AuditReport:
-    return A.audit_modules([P], [OLEAN], cache_dir=tmp_path_factory.mktemp("cache"))
+def prelude_report(tmp_path_factory: pytest.TempPathFactory) -> AuditReport:
+    return audit_modules([P], [OLEAN], cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 # --------------------------------------------------------------------------- prelude fixtures
 
 
-def test_every_category_is_caught(prelude_report: A.AuditReport) -> None:
+def test_every_category_is_caught(prelude_report: AuditReport) -> None:
     assert _fset(prelude_report) == {
         ("use_sorry", "sorryAx", "sorry"),
         ("use_native", "Lean.ofReduceBool", "native-code"),
@@ -76,7 +81,7 @@ def test_every_category_is_caught(prelude_report: A.AuditReport) -> None:
     assert not prelude_report.ok()
 
 
-def test_controls_have_no_finding(prelude_report: A.AuditReport) -> None:
+def test_controls_have_no_finding(prelude_report: AuditReport) -> None:
     decls = prelude_report.by_name()
     assert decls["use_clean"].axioms == ()
     assert decls["use_propext"].axioms == ("propext",)  # allowed: reached, not a finding
@@ -85,14 +90,14 @@ def test_controls_have_no_finding(prelude_report: A.AuditReport) -> None:
     assert prelude_report.trusted_core == ()  # the dependency has its private part: exact
 
 
-def test_finding_message_names_declaration_module_axiom(prelude_report: A.AuditReport) -> None:
+def test_finding_message_names_declaration_module_axiom(prelude_report: AuditReport) -> None:
     f = next(f for f in prelude_report.findings if f.declaration == "use_local_far")
     assert f.module == P
     assert f.message() == (f"{P}: use_local_far depends on an axiom declared in the project: "
                            "axiom localAx")
 
 
-def test_enumeration_kinds_positions_statements(prelude_report: A.AuditReport) -> None:
+def test_enumeration_kinds_positions_statements(prelude_report: AuditReport) -> None:
     decls = prelude_report.by_name()
     assert set(decls) == {"localAx", "use_clean", "use_sorry", "use_native", "use_propext",
                           "use_vendor", "use_local_a", "use_local_b", "use_local_far"}
@@ -120,7 +125,7 @@ def test_body_absent_dependency_is_trusted_not_an_axiom(tmp_path: Path) -> None:
     """Like core at the exported level: the dependency's theorems become axioms in the
     `.olean`; the kinds extension tells them from real axioms."""
     lib = _copy(["PreludeBase", "PreludeUse"], tmp_path, drop_private=("PreludeBase",))
-    report = A.audit_modules([P], [lib], cache_dir=None)
+    report = audit_modules([P], [lib], cache_dir=None)
     assert set(report.trusted_core) == {"base_clean", "base_uses_vendor"}
     decls = report.by_name()
     assert decls["use_vendor"].trusted_deps == 1 and decls["use_vendor"].axioms == ()
@@ -132,33 +137,33 @@ def test_body_absent_dependency_is_trusted_not_an_axiom(tmp_path: Path) -> None:
 
 def test_project_module_without_private_part_is_refused(tmp_path: Path) -> None:
     lib = _copy(["PreludeBase", "PreludeUse"], tmp_path, drop_private=("PreludeUse",))
-    with pytest.raises(A.AuditError, match="no .olean.private"):
-        A.audit_modules([P], [lib], cache_dir=None)
+    with pytest.raises(AuditError, match="no .olean.private"):
+        audit_modules([P], [lib], cache_dir=None)
 
 
 def test_missing_module_is_a_clear_error() -> None:
-    with pytest.raises(A.AuditError, match="module No.Such: no No/Such.olean"):
-        A.audit_modules(["No.Such"], [OLEAN], cache_dir=None)
+    with pytest.raises(AuditError, match="module No.Such: no No/Such.olean"):
+        audit_modules(["No.Such"], [OLEAN], cache_dir=None)
 
 
 def test_unresolvable_constant_is_a_clear_error(tmp_path: Path) -> None:
     lib = _copy(["PreludeUse"], tmp_path)  # its import is missing from the search path
-    with pytest.raises(A.AuditError, match="AuditFixture.PreludeBase"):
-        A.audit_modules([P], [lib], cache_dir=None)
+    with pytest.raises(AuditError, match="AuditFixture.PreludeBase"):
+        audit_modules([P], [lib], cache_dir=None)
 
 
 def test_index_cache_is_reused_and_invalidated(tmp_path: Path) -> None:
     lib = _copy(["PreludeBase", "PreludeUse"], tmp_path / "lib")
     cache = tmp_path / "cache"
-    r1 = A.audit_modules([P], [lib], cache_dir=cache)
+    r1 = audit_modules([P], [lib], cache_dir=cache)
     (cache_file,) = cache.glob("index-*.json")
     stamp1 = cache_file.stat().st_mtime_ns
-    r2 = A.audit_modules([P], [lib], cache_dir=cache)
+    r2 = audit_modules([P], [lib], cache_dir=cache)
     assert cache_file.stat().st_mtime_ns == stamp1  # nothing re-indexed
     assert r1.findings == r2.findings and r1.declarations == r2.declarations
     base = lib / "AuditFixture" / "PreludeBase.olean"
     os.utime(base, ns=(base.stat().st_atime_ns, base.stat().st_mtime_ns + 10**9))
-    A.audit_modules([P], [lib], cache_dir=cache)
+    audit_modules([P], [lib], cache_dir=cache)
     assert cache_file.stat().st_mtime_ns != stamp1  # changed file re-indexed
 
 
@@ -169,18 +174,18 @@ def test_tampered_olean_is_named(tmp_path: Path) -> None:
     data[0x54:0x58] = (0x1234).to_bytes(4, "little")
     target.write_bytes(bytes(data))
     with pytest.raises(OleanError, match=r"PreludeBase\.olean\.private"):
-        A.audit_modules([P], [lib], cache_dir=None)
-    res = CliRunner().invoke(A.main, [P, "--search-path", str(lib), "--no-cache"])
+        audit_modules([P], [lib], cache_dir=None)
+    res = CliRunner().invoke(main, [P, "--search-path", str(lib), "--no-cache"])
     assert res.exit_code == 2 and "PreludeBase.olean.private" in res.output
 
 
 def test_cli_table_and_exit_codes(tmp_path: Path) -> None:
-    res = CliRunner().invoke(A.main, [P, "--search-path", str(OLEAN), "--no-cache"])
+    res = CliRunner().invoke(main, [P, "--search-path", str(OLEAN), "--no-cache"])
     assert res.exit_code == 1
     assert "FINDING AuditFixture.PreludeUse: use_sorry uses `sorry`" in res.output
     assert "FAIL: 7 findings" in res.output
     lib = _copy(["PreludeBase", "PreludeUse"], tmp_path)
-    res = CliRunner().invoke(A.main, ["AuditFixture.PreludeBase", "--search-path", str(lib),
+    res = CliRunner().invoke(main, ["AuditFixture.PreludeBase", "--search-path", str(lib),
                                       "--no-cache", "--json"])
     # PreludeBase declares sorryAx, ofReduceBool, vendorAx (propext is allowed)
     assert res.exit_code == 1 and '"category": "sorry"' in res.output
@@ -210,7 +215,7 @@ def test_cli_table_and_exit_codes(tmp_path: Path) -> None:
     ("rec", False),
 ])
 def test_auxiliary_rule(name: str, aux: bool) -> None:
-    assert A.classify_auxiliary(name) is aux
+    assert classify_auxiliary(name) is aux
 
 
 def _c(n: str) -> Expr:
@@ -238,7 +243,7 @@ def test_statement_hash_alpha_invariant_and_meaning_sensitive() -> None:
     s2 = _pi("m", NAT, _app(_c("P"), b0))            # renamed binder: same statement
     s3 = _pi("n", NAT, _app(_c("Q"), b0))            # other predicate
     s4 = _pi("n", NAT, _app(_c("P"), b0), "implicit")  # binder kind changes use
-    h = A.statement_sha256
+    h = statement_sha256
     assert h(s1) == h(s2)
     assert len({h(s1), h(s3), h(s4)}) == 3
     u = Level("param", ("u",))
@@ -251,24 +256,24 @@ def test_printer() -> None:
     b0, b1 = Expr("bvar", (0,)), Expr("bvar", (1,))
     e = _pi("n", NAT, _pi("h", _app(_c("Even"), b0), _app(_c("Even"), _app(_c("Nat.succ"),
                                                                             _app(_c("f"), b1)))))
-    assert A.pp_expr(e) == "∀ (n : Nat), Even n → Even (Nat.succ (f n))"
-    assert A.pp_expr(_pi("p", PROP, b0, "implicit")) == "∀ {p : Prop}, p"
+    assert pp_expr(e) == "∀ (n : Nat), Even n → Even (Nat.succ (f n))"
+    assert pp_expr(_pi("p", PROP, b0, "implicit")) == "∀ {p : Prop}, p"
     x = _pi("x", NAT, _pi("x", NAT, _app(_c("Eq"), b0, b1)))
-    assert A.pp_expr(x) == "∀ (x : Nat), ∀ (x✝1 : Nat), Eq x✝1 x"
+    assert pp_expr(x) == "∀ (x : Nat), ∀ (x✝1 : Nat), Eq x✝1 x"
     lit = _app(_c("OfNat.ofNat"), NAT, Expr("lit", ("nat", 3)))
-    assert A.pp_expr(lit) == "OfNat.ofNat Nat 3"
+    assert pp_expr(lit) == "OfNat.ofNat Nat 3"
     t1 = Expr("sort", (Level("succ", (Level("param", ("u",)),)),))
-    assert A.pp_expr(t1) == "Type u"
+    assert pp_expr(t1) == "Type u"
 
 
 def test_categorize() -> None:
-    assert A.categorize("propext", []) is None
-    assert A.categorize("Classical.choice", []) is None
-    assert A.categorize("Quot.sound", []) is None
-    assert A.categorize("sorryAx", []) == "sorry"
-    assert A.categorize("Lean.trustCompiler", []) == "native-code"
-    assert A.categorize("My.ax", ["My.ax"]) == "project-axiom"
-    assert A.categorize("Other.ax", ["My.ax"]) == "foreign-axiom"
+    assert categorize("propext", []) is None
+    assert categorize("Classical.choice", []) is None
+    assert categorize("Quot.sound", []) is None
+    assert categorize("sorryAx", []) == "sorry"
+    assert categorize("Lean.trustCompiler", []) == "native-code"
+    assert categorize("My.ax", ["My.ax"]) == "project-axiom"
+    assert categorize("Other.ax", ["My.ax"]) == "foreign-axiom"
 
 
 # --------------------------------------------------------------------------- native cross-check
@@ -291,35 +296,35 @@ for line in src.splitlines():
 
 
 def test_native_cross_check_with_planted_disagreement(tmp_path: Path,
-                                                      prelude_report: A.AuditReport) -> None:
+                                                      prelude_report: AuditReport) -> None:
     fake = tmp_path / "fake_lean.py"
     fake.write_text(FAKE_NATIVE)
     names = ["use_clean", "use_sorry", "use_propext", "use_local_far"]
-    native = A.native_axioms([sys.executable, str(fake)], [P], names)
+    native = native_axioms([sys.executable, str(fake)], [P], names)
     assert native == {"use_clean": (), "use_sorry": ("sorryAx",),
                       "use_propext": ("Classical.choice", "propext"),
                       "use_local_far": ("localAx",)}
     # planted: the "native" answer for use_propext adds Classical.choice, which the reader
     # cannot explain (the declaration reaches no body-absent constant)
-    assert A.compare_with_native(prelude_report, native) == [
+    assert compare_with_native(prelude_report, native) == [
         "use_propext: native Lean found Classical.choice, reader did not"]
     agree = dict(native, use_propext=("propext",))
-    assert A.compare_with_native(prelude_report, agree) == []
-    assert A.compare_with_native(prelude_report, {"use_sorry": ()}) == [
+    assert compare_with_native(prelude_report, agree) == []
+    assert compare_with_native(prelude_report, {"use_sorry": ()}) == [
         "use_sorry: reader found sorryAx, native Lean did not"]
 
 
 def test_parse_print_axioms_json_lines() -> None:
     out = ('{"data":"\'a.b\' depends on axioms: [propext,\\n Quot.sound]","severity":"info"}\n'
            "'c' does not depend on any axioms\n")
-    assert A.parse_print_axioms(out) == {"a.b": ("Quot.sound", "propext"), "c": ()}
+    assert parse_print_axioms(out) == {"a.b": ("Quot.sound", "propext"), "c": ()}
 
 
 def test_native_axioms_failure_is_clear(tmp_path: Path) -> None:
     fake = tmp_path / "broken.py"
     fake.write_text("import sys; print('error: unknown module'); sys.exit(1)\n")
-    with pytest.raises(A.AuditError, match="native Lean exited 1"):
-        A.native_axioms([sys.executable, str(fake)], [P], ["x"])
+    with pytest.raises(AuditError, match="native Lean exited 1"):
+        native_axioms([sys.executable, str(fake)], [P], ["x"])
 
 
 # --------------------------------------------------------------------------- Init fixture
@@ -331,27 +336,27 @@ def defects_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def defects_report(defects_cache: Path) -> A.AuditReport:
+def defects_report(defects_cache: Path) -> AuditReport:
     if CORE is None:
         pytest.skip("core library .olean files not found")
-    return A.audit_modules([D], [OLEAN, CORE], cache_dir=defects_cache)
+    return audit_modules([D], [OLEAN, CORE], cache_dir=defects_cache)
 
 
 NS = "AuditFixture."
 
 
-def test_defect_sorry_in_have(defects_report: A.AuditReport) -> None:
+def test_defect_sorry_in_have(defects_report: AuditReport) -> None:
     assert {(f.axiom, f.category) for f in defects_report.findings
             if f.declaration == NS + "hidden_sorry"} == {("sorryAx", "sorry")}
 
 
-def test_defect_axiom_two_lemmas_away(defects_report: A.AuditReport) -> None:
+def test_defect_axiom_two_lemmas_away(defects_report: AuditReport) -> None:
     for n in ("axiom_far", "axiom_lemma_b", "axiom_lemma_a", "planted_axiom"):
         assert {(f.axiom, f.category, f.module) for f in defects_report.findings
                 if f.declaration == NS + n} == {(NS + "planted_axiom", "project-axiom", D)}
 
 
-def test_defect_native_decide(defects_report: A.AuditReport) -> None:
+def test_defect_native_decide(defects_report: AuditReport) -> None:
     for n in ("by_native_decide", "by_ofReduceBool"):
         cats = {(f.axiom, f.category) for f in defects_report.findings
                 if f.declaration == NS + n}
@@ -359,7 +364,7 @@ def test_defect_native_decide(defects_report: A.AuditReport) -> None:
         assert all(c == "native-code" for _, c in cats)
 
 
-def test_defect_controls_clean(defects_report: A.AuditReport) -> None:
+def test_defect_controls_clean(defects_report: AuditReport) -> None:
     decls = defects_report.by_name()
     assert decls[NS + "clean_control"].axioms == ()
     # `Classical.em` is a core theorem whose proof is absent at the exported level: its
@@ -371,13 +376,13 @@ def test_defect_controls_clean(defects_report: A.AuditReport) -> None:
     assert not flagged & {NS + n for n in ("clean_control", "clean_classical", "sumTo_two",
                                            "uses_private", "Color.next", "sumTo")}
     user_flagged = {f.declaration for f in defects_report.findings
-                    if not A.classify_auxiliary(f.declaration)}
+                    if not classify_auxiliary(f.declaration)}
     assert user_flagged == {NS + n for n in ("hidden_sorry", "axiom_far", "axiom_lemma_b",
                                              "axiom_lemma_a", "planted_axiom",
                                              "by_native_decide", "by_ofReduceBool")}
 
 
-def test_defect_enumeration(defects_report: A.AuditReport) -> None:
+def test_defect_enumeration(defects_report: AuditReport) -> None:
     decls = defects_report.by_name()
     assert decls[NS + "clean_control"].statement == "(2 + 2) = 4"
     assert decls[NS + "axiom_far"].statement == "∀ (n : Nat), ¬(((n + 1) + 1) = 0)"
@@ -394,11 +399,11 @@ def test_defect_enumeration(defects_report: A.AuditReport) -> None:
     assert defects_report.trusted_core  # core theorems reached with bodies absent
 
 
-def test_defect_audit_is_fast(defects_report: A.AuditReport, defects_cache: Path) -> None:
+def test_defect_audit_is_fast(defects_report: AuditReport, defects_cache: Path) -> None:
     """With the library index cached (built by the fixture's run), a re-audit is well under
     15% of one module's compile time (180-680 s measured here)."""
     t0 = time.perf_counter()
-    again = A.audit_modules([D], [OLEAN, CORE], cache_dir=defects_cache)
+    again = audit_modules([D], [OLEAN, CORE], cache_dir=defects_cache)
     assert time.perf_counter() - t0 < 20
     assert again.declarations == defects_report.declarations
     assert again.findings == defects_report.findings
@@ -416,10 +421,10 @@ def test_transitive_closure_matches_naive_search(case) -> None:
     """The SCC-based closure (dependency graphs have cycles: an inductive and its
     constructors) equals a plain graph search from every node."""
     n, edges, axioms, trusted = case
-    aud = A._Auditor([], [], None)
+    aud = _Auditor([], [], None)
     deps = {i: sorted({b for a, b in edges if a == i and b != i}) for i in range(n)}
     for i in range(n):
-        aud.nodes[str(i)] = A._Node(str(i), "M", tuple(str(d) for d in deps[i]),
+        aud.nodes[str(i)] = _Node(str(i), "M", tuple(str(d) for d in deps[i]),
                                     i in axioms, i in trusted)
     got = aud.closure([str(i) for i in range(n)])
     for i in range(n):

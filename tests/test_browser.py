@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 from test_verify import make_release
 
-from pytools import site
-from pytools.verify import load_manifest, verify_bytes
+from pytools.publish.site.page import build_site
+from pytools.publish.site.release import build_samples, load_release
+from pytools.publish.verify import load_manifest, verify_bytes
 
 pytestmark = pytest.mark.browser
 
@@ -77,7 +78,7 @@ def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("release")
     paths = make_release(root)
-    index = site.build_site(root, root / "site")
+    index = build_site(root, root / "site")
     return {"root": root, "paths": paths, "index": index}
 
 
@@ -138,8 +139,8 @@ def test_page_verifies_samples_offline(
         )
         manifest = load_manifest(built["paths"]["manifest"])
         data = json.loads(page.text_content("#pcv-data"))
-        release = site.load_release(built["root"])
-        samples = {s.id: s for s in site.build_samples(release)}
+        release = load_release(built["root"])
+        samples = {s.id: s for s in build_samples(release)}
         assert {s["id"] for s in data["samples"]} == set(samples)
         for sample_id, sample in samples.items():
             _reset(page)

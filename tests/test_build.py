@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pytools import build as b
-from pytools.toolchain import Toolchain
+from pytools.lean.build import BUILD_DIR, build, report, residual_output
+from pytools.lean.modules import BuildError, discover, parse_imports, topological_order
+from pytools.lean.toolchain import Toolchain
 
 FAKE_LEAN = Path(__file__).with_name("fake_lean.py")
 
@@ -60,54 +61,54 @@ public meta import Proofs.C  -- why
 theorem t : True := trivial
 import NotAHeaderImport
 """
-    assert b.parse_imports(text) == ("Proofs.A", "Proofs.B", "Proofs.C")
+    assert parse_imports(text) == ("Proofs.A", "Proofs.B", "Proofs.C")
 
 
 def test_order_follows_imports(tmp_path: Path) -> None:
     three_modules(tmp_path)
-    order = b.topological_order(b.discover(tmp_path))
+    order = topological_order(discover(tmp_path))
     assert order.index("Proofs.A") < order.index("Proofs.B") < order.index("Proofs.C")
 
 
 def test_cycle_is_an_error_naming_the_files(tmp_path: Path) -> None:
     write(tmp_path, "Proofs/A.lean", "module\nimport Proofs.B\n")
     write(tmp_path, "Proofs/B.lean", "module\nimport Proofs.A\n")
-    with pytest.raises(b.BuildError) as err:
-        b.topological_order(b.discover(tmp_path))
+    with pytest.raises(BuildError) as err:
+        topological_order(discover(tmp_path))
     assert "import cycle" in str(err.value)
     assert "Proofs/A.lean" in str(err.value) and "Proofs/B.lean" in str(err.value)
 
 
 def test_missing_library_module_names_the_importer(tmp_path: Path) -> None:
     write(tmp_path, "Proofs/A.lean", "module\npublic import Proofs.Nowhere\n")
-    with pytest.raises(b.BuildError) as err:
-        b.topological_order(b.discover(tmp_path))
+    with pytest.raises(BuildError) as err:
+        topological_order(discover(tmp_path))
     assert "Proofs/A.lean" in str(err.value) and "Proofs/Nowhere.lean" in str(err.value)
 
 
 def test_missing_core_module_names_the_importer(tmp_path: Path, fake) -> None:
     chain, _ = fake
     write(tmp_path, "Proofs/A.lean", "module\nimport Init.Nonexistent\n")
-    with pytest.raises(b.BuildError, match=r"Proofs/A.lean: imports Init.Nonexistent"):
-        b.build(tmp_path, chain, jobs=1)
+    with pytest.raises(BuildError, match=r"Proofs/A.lean: imports Init.Nonexistent"):
+        build(tmp_path, chain, jobs=1)
 
 
 def test_build_then_noop_then_leaf_change(tmp_path: Path, fake) -> None:
     chain, log = fake
     three_modules(tmp_path)
-    first = b.build(tmp_path, chain, jobs=2)
+    first = build(tmp_path, chain, jobs=2)
     assert first.ok and sorted(first.compiled) == ["Proofs.A", "Proofs.B", "Proofs.C",
                                                    "Proofs.D"]
     order = compiled(log)
     assert order.index("A.lean") < order.index("B.lean") < order.index("C.lean")
-    assert (tmp_path / b.BUILD_DIR / "Proofs/C.olean").is_file()
+    assert (tmp_path / BUILD_DIR / "Proofs/C.olean").is_file()
 
-    noop = b.build(tmp_path, chain, jobs=2)
+    noop = build(tmp_path, chain, jobs=2)
     assert noop.ok and noop.compiled == [] and len(noop.up_to_date) == 4
     assert compiled(log) == []
 
     write(tmp_path, "Proofs/A.lean", "module\nprelude\npublic section\n-- a changed\nend\n")
-    leaf = b.build(tmp_path, chain, jobs=2)
+    leaf = build(tmp_path, chain, jobs=2)
     assert sorted(leaf.compiled) == ["Proofs.A", "Proofs.B", "Proofs.C"]
     assert leaf.up_to_date == ["Proofs.D"]
 
@@ -115,10 +116,10 @@ def test_build_then_noop_then_leaf_change(tmp_path: Path, fake) -> None:
 def test_change_of_top_module_recompiles_only_it(tmp_path: Path, fake) -> None:
     chain, log = fake
     three_modules(tmp_path)
-    b.build(tmp_path, chain, jobs=1)
+    build(tmp_path, chain, jobs=1)
     compiled(log)
     write(tmp_path, "Proofs/C.lean", "module\nprelude\npublic import Proofs.B\n-- c2\n")
-    again = b.build(tmp_path, chain, jobs=1)
+    again = build(tmp_path, chain, jobs=1)
     assert again.compiled == ["Proofs.C"]
     assert compiled(log) == ["C.lean"]
 
@@ -126,9 +127,9 @@ def test_change_of_top_module_recompiles_only_it(tmp_path: Path, fake) -> None:
 def test_damaged_output_is_rebuilt(tmp_path: Path, fake) -> None:
     chain, _ = fake
     three_modules(tmp_path)
-    b.build(tmp_path, chain, jobs=1)
-    (tmp_path / b.BUILD_DIR / "Proofs/D.olean").write_bytes(b"tampered")
-    again = b.build(tmp_path, chain, jobs=1)
+    build(tmp_path, chain, jobs=1)
+    (tmp_path / BUILD_DIR / "Proofs/D.olean").write_bytes(b"tampered")
+    again = build(tmp_path, chain, jobs=1)
     assert again.compiled == ["Proofs.D"]
 
 
@@ -136,10 +137,10 @@ def test_error_is_reported_with_file_line_col(tmp_path: Path, fake, capsys) -> N
     chain, _ = fake
     three_modules(tmp_path)
     write(tmp_path, "Proofs/B.lean", "module\nprelude\npublic import Proofs.A\n  error_here\n")
-    result = b.build(tmp_path, chain, jobs=1)
+    result = build(tmp_path, chain, jobs=1)
     assert not result.ok
     assert result.failed == ["Proofs.B"] and result.blocked == ["Proofs.C"]
-    b.report(result)
+    report(result)
     out = capsys.readouterr().out
     assert "Proofs/B.lean:4:4: error: planted error" in out
     assert "build FAILED" in out
@@ -148,13 +149,13 @@ def test_error_is_reported_with_file_line_col(tmp_path: Path, fake, capsys) -> N
 def test_cli_build_fails_with_nonzero_exit(tmp_path: Path, fake, monkeypatch) -> None:
     from click.testing import CliRunner
 
-    from pytools.__main__ import cli
+    from pytools.cli import cli
 
     chain, _ = fake
     write(tmp_path, "lakefile.lean", "")
     write(tmp_path, "Proofs/A.lean", "module\nprelude\nerror_here\n")
-    monkeypatch.setattr("pytools.__main__.project_root", lambda: tmp_path)
-    monkeypatch.setattr("pytools.__main__.find_toolchain", lambda lean=None: chain)
+    monkeypatch.setattr("pytools.cli.project_root", lambda: tmp_path)
+    monkeypatch.setattr("pytools.cli.find_toolchain", lambda lean=None: chain)
     result = CliRunner().invoke(cli, ["build", "-j", "1"])
     assert result.exit_code == 1
     assert "Proofs/A.lean:3:4: error" in result.output
@@ -163,7 +164,7 @@ def test_cli_build_fails_with_nonzero_exit(tmp_path: Path, fake, monkeypatch) ->
 def test_residual_output_drops_debug_and_echoed_source() -> None:
     source = "theorem t : True := trivial\n"
     output = "[DEBUG:A] x\n  - /tmp/lib/Init.olean\ntheorem t : True := trivial\nuncaught boom\n"
-    assert b.residual_output(output, source) == ["uncaught boom"]
+    assert residual_output(output, source) == ["uncaught boom"]
 
 
 # --- with the real toolchain (slow) -------------------------------------------------------------
@@ -197,20 +198,20 @@ def test_real_lean_three_modules_noop_and_error(tmp_path: Path, real_toolchain) 
     for rel, text in [("Fix/A.lean", PRELUDE_A), ("Fix/B.lean", PRELUDE_B),
                       ("Fix/C.lean", PRELUDE_C)]:
         write(root, rel, text)
-    first = b.build(root, real_toolchain, jobs=2, roots=("Fix",))
-    b.report(first)
+    first = build(root, real_toolchain, jobs=2, roots=("Fix",))
+    report(first)
     assert first.ok, first.diagnostics
     assert first.compiled == ["Fix.A", "Fix.B", "Fix.C"]  # a chain: strictly in order
-    assert (root / b.BUILD_DIR / "Fix/C.olean").is_file()
+    assert (root / BUILD_DIR / "Fix/C.olean").is_file()
 
-    noop = b.build(root, real_toolchain, jobs=2, roots=("Fix",))
+    noop = build(root, real_toolchain, jobs=2, roots=("Fix",))
     assert noop.compiled == [] and noop.up_to_date == ["Fix.A", "Fix.B", "Fix.C"]
     assert noop.wall_seconds < 0.1 * first.wall_seconds
 
     write(root, "Fix/C.lean", PRELUDE_C.replace("truth_b\n", "nonexistent_name\n"))
-    broken = b.build(root, real_toolchain, jobs=2, roots=("Fix",))
+    broken = build(root, real_toolchain, jobs=2, roots=("Fix",))
     assert broken.compiled == [] and broken.failed == ["Fix.C"]
     errors = [d for d in broken.diagnostics if d.severity == "error"]
     assert errors and errors[0].file == "Fix/C.lean" and errors[0].line == 5
     assert "nonexistent_name" in errors[0].message
-    assert os.path.isfile(root / b.BUILD_DIR / "Fix/B.olean")
+    assert os.path.isfile(root / BUILD_DIR / "Fix/B.olean")

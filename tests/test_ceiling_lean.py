@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytools import build as b
+from pytools.lean.build import BUILD_DIR, build
 from pytools.paths import project_root
 
 CEILING = project_root() / "Proofs" / "Ceiling"
@@ -27,9 +27,9 @@ def copy_ceiling(dest: Path) -> Path:
     (root / "Proofs" / "Ceiling").mkdir(parents=True)
     for name in MODULES:
         shutil.copyfile(CEILING / name, root / "Proofs" / "Ceiling" / name)
-    built = project_root() / b.BUILD_DIR
+    built = project_root() / BUILD_DIR
     if built.is_dir():
-        shutil.copytree(built, root / b.BUILD_DIR)
+        shutil.copytree(built, root / BUILD_DIR)
     return root
 
 
@@ -43,7 +43,7 @@ def test_a_wrong_excerpt_count_is_rejected_by_the_kernel(tmp_path: Path, real_to
     end = text.index(" ", start)
     wrong = int(text[start:end]) + 1
     mooncake.write_text(text[:start] + str(wrong) + text[end:], encoding="utf-8")
-    bad = b.build(root, real_toolchain, jobs=1, roots=("Proofs",))
+    bad = build(root, real_toolchain, jobs=1, roots=("Proofs",))
     assert not bad.ok
     assert "Proofs.Ceiling.Mooncake" in bad.failed
     assert any(d.severity == "error" and d.file.endswith("Mooncake.lean")

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from pytools import certify
-from pytools.audit import AuditReport, Declaration, Finding
-from pytools.canonical import check_body_hash, schema_errors
-from pytools.results import Evidence, InputFile, ResultSpec
+from pytools.lean.audit import AuditReport, Declaration, Finding
+from pytools.publish import certify
+from pytools.publish.canonical import check_body_hash, schema_errors
+from pytools.results.spec import Evidence, InputFile, ResultSpec
 
 TOOLCHAIN = {"kind": "wasm", "version": "4.28.0-pre", "commit": "38f3c0c4" + "0" * 32}
 
@@ -180,8 +180,8 @@ def test_failing_evidence_is_a_problem_not_a_crash(project: Path) -> None:
 
 
 def test_run_with_a_finding_writes_nothing(project: Path, monkeypatch) -> None:
-    from pytools.build import BuildResult
-    from pytools.toolchain import Toolchain
+    from pytools.lean.build import BuildResult
+    from pytools.lean.toolchain import Toolchain
 
     chain = Toolchain("wasm", "4.28.0-pre", "0" * 40, ("lean",), project, "test")
     finding = Finding("KVCache.A.main", "Proofs.A", "Lean.ofReduceBool", "native-code")

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytools.olean import Expr, Module, OleanError, read_header
+from pytools.lean.olean import Expr, Module, OleanError, read_header
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OLEAN = FIXTURES / "olean"
@@ -238,7 +238,7 @@ def test_random_corruption_never_crashes(tmp_path: Path, flips: list[tuple[int, 
 
 
 def _reading(olean_dir: Path, module: str, search: list[Path]) -> list[tuple]:
-    from pytools.audit import audit_modules
+    from pytools.lean.audit import audit_modules
 
     r = audit_modules([module], [olean_dir, *search], cache_dir=None)
     return [(d.name, d.kind, d.line, d.statement_sha256, d.axioms, d.auxiliary)
@@ -305,14 +305,14 @@ def _header_only(base: int, root: int) -> bytes:
 def test_header_only_part_pointing_into_an_earlier_part_is_accepted(tmp_path) -> None:
     """Seen on the library root: its `.olean.private` holds no objects, only a root pointer
     into the `.olean.server` loaded before it."""
-    from pytools.olean import read_header
+    from pytools.lean.olean import read_header
 
     header = read_header(tmp_path / "Proofs.olean.private", _header_only(0x29180000, 0x29170680))
     assert header.ptr_size == 4 and header.root < header.base
 
 
 def test_header_only_part_with_root_past_the_end_is_refused(tmp_path) -> None:
-    from pytools.olean import OleanError, read_header
+    from pytools.lean.olean import OleanError, read_header
 
     with pytest.raises(OleanError, match="root pointer"):
         read_header(tmp_path / "X.olean", _header_only(0x29180000, 0x29180100))

@@ -9,77 +9,103 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pytools import placement as pl
 from pytools.paths import sha256_file
+from pytools.results.placement.cli import main
+from pytools.results.placement.instance import (
+    INSTANCE_PARAMS,
+    INSTANCE_PATH,
+    Instance,
+    PlacementError,
+    check_instance_generated,
+    generate_instance,
+    host_walls,
+    live_peak,
+    load_instance,
+    shared_blocks,
+    wall,
+)
+from pytools.results.placement.result import RESULT_ID, check_figures, evidence
+from pytools.results.placement.solver import (
+    SOLVER_NAME,
+    certify_instance,
+    check_schedule,
+    check_solve,
+    simulate_farthest,
+    solve_per_instance,
+    solve_placement,
+    solve_pooled,
+)
+from pytools.results.placement.sweep import SWEEP_PARAMS, sweep, write_sweep
+from pytools.results.spec import Evidence
 
 
 @pytest.fixture(scope="module")
 def instance_path(repo_root: Path) -> Path:
-    return repo_root / pl.INSTANCE_PATH
+    return repo_root / INSTANCE_PATH
 
 
 @pytest.fixture(scope="module")
-def inst(instance_path: Path) -> pl.Instance:
-    return pl.load_instance(instance_path)
+def inst(instance_path: Path) -> Instance:
+    return load_instance(instance_path)
 
 
 @pytest.fixture(scope="module")
-def ev(repo_root: Path) -> pl.Evidence:
-    return pl.evidence(repo_root)
+def ev(repo_root: Path) -> Evidence:
+    return evidence(repo_root)
 
 
 # ------------------------------------------------------------------ the committed instance
 
 
 def test_committed_instance_is_the_generator_output(instance_path: Path) -> None:
-    inst = pl.check_instance_generated(instance_path)
-    assert inst.generator == pl.INSTANCE_PARAMS
+    inst = check_instance_generated(instance_path)
+    assert inst.generator == INSTANCE_PARAMS
 
 
-def test_pooled_optimum_is_the_wall(inst: pl.Instance) -> None:
-    res = pl.solve_pooled(inst)
+def test_pooled_optimum_is_the_wall(inst: Instance) -> None:
+    res = solve_pooled(inst)
     assert res.status == "OPTIMAL"
-    assert res.bound == res.objective == pl.wall(inst.stream)
-    pl.check_solve(res, inst.block_sizes, [inst.pooled_capacity])
-    sim = pl.simulate_farthest(inst.block_sizes, inst.stream, inst.pooled_capacity)
-    assert pl.check_schedule(sim, inst.block_sizes, inst.pooled_capacity) == res.objective
+    assert res.bound == res.objective == wall(inst.stream)
+    check_solve(res, inst.block_sizes, [inst.pooled_capacity])
+    sim = simulate_farthest(inst.block_sizes, inst.stream, inst.pooled_capacity)
+    assert check_schedule(sim, inst.block_sizes, inst.pooled_capacity) == res.objective
     # non-trivial: the pooled cache cannot hold every distinct block at once
     distinct_pages = sum(inst.block_sizes[b] for b in set(inst.stream))
     assert inst.pooled_capacity < distinct_pages
 
 
-def test_per_instance_optimum_exceeds_the_wall(inst: pl.Instance) -> None:
-    res = pl.solve_per_instance(inst)
+def test_per_instance_optimum_exceeds_the_wall(inst: Instance) -> None:
+    res = solve_per_instance(inst)
     assert res.status == "OPTIMAL"
     assert res.bound == res.objective
-    pl.check_solve(res, inst.block_sizes, inst.host_capacity)
-    w = pl.wall(inst.stream)
-    assert pl.shared_blocks(inst), "the committed instance must share a block across hosts"
-    assert w < pl.host_walls(inst) <= res.objective
+    check_solve(res, inst.block_sizes, inst.host_capacity)
+    w = wall(inst.stream)
+    assert shared_blocks(inst), "the committed instance must share a block across hosts"
+    assert w < host_walls(inst) <= res.objective
 
 
-def test_evidence_figures(ev: pl.Evidence, instance_path: Path, inst: pl.Instance) -> None:
+def test_evidence_figures(ev: Evidence, instance_path: Path, inst: Instance) -> None:
     f = ev.figures
     assert f["status"] == "OPTIMAL" and f["per_instance_status"] == "OPTIMAL"
     assert f["objective"] == f["bound"] == f["wall"] == f["pooled_misses"]
     assert f["per_instance_misses"] > f["wall"]
     assert f["per_instance_misses"] == f["per_instance_bound"]
-    assert f["solver"] == pl.SOLVER_NAME
+    assert f["solver"] == SOLVER_NAME
     import ortools
 
     assert f["solver_version"] == ortools.__version__
     assert not any("time" in k or "second" in k for k in f), "timings are not figures"
     assert [(i.path, i.sha256) for i in ev.inputs] == [
-        (pl.INSTANCE_PATH.as_posix(), sha256_file(instance_path))
+        (INSTANCE_PATH.as_posix(), sha256_file(instance_path))
     ]
-    assert len(f["sweep"]) == pl.SWEEP_PARAMS["max_hosts"]
-    assert f["sweep_seed"] == pl.SWEEP_PARAMS["seed"]
+    assert len(f["sweep"]) == SWEEP_PARAMS["max_hosts"]
+    assert f["sweep_seed"] == SWEEP_PARAMS["seed"]
     json.dumps(f, allow_nan=False)  # canonical-JSON-able
 
 
-def test_sweep_rows_are_consistent(ev: pl.Evidence) -> None:
+def test_sweep_rows_are_consistent(ev: Evidence) -> None:
     rows = ev.figures["sweep"]
-    assert [r["hosts"] for r in rows] == list(range(1, pl.SWEEP_PARAMS["max_hosts"] + 1))
+    assert [r["hosts"] for r in rows] == list(range(1, SWEEP_PARAMS["max_hosts"] + 1))
     for r in rows:
         assert r["pooled_misses"] == r["wall"]
         assert r["wall"] <= r["host_walls"] <= r["per_instance_misses"]
@@ -88,9 +114,9 @@ def test_sweep_rows_are_consistent(ev: pl.Evidence) -> None:
 
 
 def test_sweep_is_deterministic(tmp_path: Path) -> None:
-    params = dict(pl.SWEEP_PARAMS, max_hosts=3)
-    a = pl.write_sweep(tmp_path / "a", pl.sweep(params))
-    b = pl.write_sweep(tmp_path / "b", pl.sweep(params))
+    params = dict(SWEEP_PARAMS, max_hosts=3)
+    a = write_sweep(tmp_path / "a", sweep(params))
+    b = write_sweep(tmp_path / "b", sweep(params))
     assert [p.name for p in a] == ["placement_sweep.csv", "placement_sweep.svg"]
     for pa, pb in zip(a, b, strict=True):
         assert pa.read_bytes() == pb.read_bytes()
@@ -101,36 +127,36 @@ def test_sweep_is_deterministic(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ planted defects
 
 
-def test_planted_capacity_bug_is_caught(inst: pl.Instance) -> None:
+def test_planted_capacity_bug_is_caught(inst: Instance) -> None:
     """A model whose capacity constraint is too loose finds 'better' schedules: caught."""
-    true = pl.solve_per_instance(inst)
+    true = solve_per_instance(inst)
     loose = [inst.pooled_capacity] * inst.hosts  # bug: each host gets the whole pool
-    buggy = pl.solve_placement(
+    buggy = solve_placement(
         [inst.on_host(h) for h in range(inst.hosts)], loose, inst.block_sizes
     )
     assert buggy.objective < true.objective  # the bug pays off, so it must show somewhere
-    with pytest.raises(pl.PlacementError, match="over the capacity"):
-        pl.check_solve(buggy, inst.block_sizes, inst.host_capacity)
+    with pytest.raises(PlacementError, match="over the capacity"):
+        check_solve(buggy, inst.block_sizes, inst.host_capacity)
 
 
-def test_planted_prefetch_is_caught(inst: pl.Instance) -> None:
-    res = pl.solve_pooled(inst)
+def test_planted_prefetch_is_caught(inst: Instance) -> None:
+    res = solve_pooled(inst)
     run = res.runs[0]
     late = next(b for b in inst.stream if b != inst.stream[0])
     states = list(run.states)
     states[1] = states[1] | {late}  # block enters before anyone asked for it
     bad = replace(res, runs=(replace(run, states=tuple(states)),))
-    with pytest.raises(pl.PlacementError, match="without a request"):
-        pl.check_solve(bad, inst.block_sizes, [10**6])
+    with pytest.raises(PlacementError, match="without a request"):
+        check_solve(bad, inst.block_sizes, [10**6])
 
 
-def test_planted_wrong_objective_is_caught(inst: pl.Instance) -> None:
-    res = pl.solve_pooled(inst)
-    with pytest.raises(pl.PlacementError, match="differ from the solver's objective"):
-        pl.check_solve(replace(res, objective=res.objective - 1, bound=res.objective - 1),
+def test_planted_wrong_objective_is_caught(inst: Instance) -> None:
+    res = solve_pooled(inst)
+    with pytest.raises(PlacementError, match="differ from the solver's objective"):
+        check_solve(replace(res, objective=res.objective - 1, bound=res.objective - 1),
                        inst.block_sizes, [inst.pooled_capacity])
-    with pytest.raises(pl.PlacementError, match="bound"):
-        pl.check_solve(replace(res, bound=res.objective - 1),
+    with pytest.raises(PlacementError, match="bound"):
+        check_solve(replace(res, bound=res.objective - 1),
                        inst.block_sizes, [inst.pooled_capacity])
 
 
@@ -140,32 +166,32 @@ def test_planted_tampered_instance_is_caught(tmp_path: Path, instance_path: Path
     bad = tmp_path / "data" / "placement" / "instance.json"
     bad.parent.mkdir(parents=True)
     bad.write_text(json.dumps(doc))
-    pl.load_instance(bad)  # well-formed, so only the generator check can catch it
-    with pytest.raises(pl.PlacementError, match="does not match generate_instance"):
-        pl.check_instance_generated(bad)
-    with pytest.raises(pl.PlacementError, match=str(bad)):
-        pl.evidence(tmp_path)
-    res = CliRunner().invoke(pl.main, ["--root", str(tmp_path), "generate", "--check"])
+    load_instance(bad)  # well-formed, so only the generator check can catch it
+    with pytest.raises(PlacementError, match="does not match generate_instance"):
+        check_instance_generated(bad)
+    with pytest.raises(PlacementError, match=str(bad)):
+        evidence(tmp_path)
+    res = CliRunner().invoke(main, ["--root", str(tmp_path), "generate", "--check"])
     assert res.exit_code != 0 and "does not match" in res.output
 
 
-def test_planted_wrong_figures_are_caught(ev: pl.Evidence, repo_root: Path) -> None:
-    assert pl.check_figures(repo_root, dict(ev.figures), fresh=ev.figures) == []
+def test_planted_wrong_figures_are_caught(ev: Evidence, repo_root: Path) -> None:
+    assert check_figures(repo_root, dict(ev.figures), fresh=ev.figures) == []
     wrong = dict(ev.figures, objective=ev.figures["objective"] - 1)
-    problems = pl.check_figures(repo_root, wrong, fresh=ev.figures)
+    problems = check_figures(repo_root, wrong, fresh=ev.figures)
     assert len(problems) == 1 and problems[0].startswith("objective:")
     extra = dict(ev.figures, solve_seconds=1.0)
-    assert pl.check_figures(repo_root, extra, fresh=ev.figures) == [
-        f"solve_seconds: not a figure of {pl.RESULT_ID}"
+    assert check_figures(repo_root, extra, fresh=ev.figures) == [
+        f"solve_seconds: not a figure of {RESULT_ID}"
     ]
 
 
-def test_certify_rejects_a_pooled_cache_that_misses_the_wall(inst: pl.Instance) -> None:
+def test_certify_rejects_a_pooled_cache_that_misses_the_wall(inst: Instance) -> None:
     """At a capacity below the live peak the pooled optimum exceeds the wall: refused."""
     small = replace(inst, pooled_capacity=inst.pooled_capacity // 3,
                     host_capacity=tuple(c // 3 for c in inst.host_capacity))
-    with pytest.raises(pl.PlacementError, match="not the wall"):
-        pl.certify_instance(small)
+    with pytest.raises(PlacementError, match="not the wall"):
+        certify_instance(small)
 
 
 # ------------------------------------------------------------------ bad input
@@ -192,40 +218,40 @@ def test_malformed_instance_names_file_and_problem(
     mutate(doc)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
-    with pytest.raises(pl.PlacementError) as info:
-        pl.load_instance(bad)
+    with pytest.raises(PlacementError) as info:
+        load_instance(bad)
     assert str(bad) in str(info.value) and message in str(info.value)
 
 
 def test_invalid_json_and_missing_file_give_clear_cli_errors(tmp_path: Path) -> None:
     bad = tmp_path / "broken.json"
     bad.write_text("{ not json")
-    res = CliRunner().invoke(pl.main, ["solve", "--instance", str(bad)])
+    res = CliRunner().invoke(main, ["solve", "--instance", str(bad)])
     assert res.exit_code == 1
     assert str(bad) in res.output and "not valid JSON" in res.output
-    res = CliRunner().invoke(pl.main, ["solve", "--instance", str(tmp_path / "nope.json")])
+    res = CliRunner().invoke(main, ["solve", "--instance", str(tmp_path / "nope.json")])
     assert res.exit_code == 1 and "not found" in res.output
 
 
 def test_generate_writes_the_committed_bytes(tmp_path: Path, instance_path: Path) -> None:
     out = tmp_path / "instance.json"
-    res = CliRunner().invoke(pl.main, ["generate", "--out", str(out)])
+    res = CliRunner().invoke(main, ["generate", "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert out.read_bytes() == instance_path.read_bytes()
     assert [p.name for p in tmp_path.iterdir()] == ["instance.json"]  # no temp file left
 
 
 def test_bad_generator_parameters() -> None:
-    with pytest.raises(pl.PlacementError, match="must be >= 1"):
-        pl.generate_instance(seed=1, hosts=0, blocks=3, requests=3)
+    with pytest.raises(PlacementError, match="must be >= 1"):
+        generate_instance(seed=1, hosts=0, blocks=3, requests=3)
 
 
 def test_wall_helpers() -> None:
-    inst = pl.Instance(2, (1, 1, 1), (2, 1), 3, ((0, 1), (1, 1), (0, 2)), {})
-    assert pl.wall(inst.stream) == 2
-    assert pl.host_walls(inst) == 3  # the Lean example KVCache.Placement.shared_example
-    assert pl.shared_blocks(inst) == [1]
-    assert pl.live_peak([1, 1, 1], [1, 2, 1]) == 1
+    inst = Instance(2, (1, 1, 1), (2, 1), 3, ((0, 1), (1, 1), (0, 2)), {})
+    assert wall(inst.stream) == 2
+    assert host_walls(inst) == 3  # the Lean example KVCache.Placement.shared_example
+    assert shared_blocks(inst) == [1]
+    assert live_peak([1, 1, 1], [1, 2, 1]) == 1
 
 
 # ------------------------------------------------------------------ Lean (slow)
@@ -239,7 +265,7 @@ def test_wall_module_rejects_a_wrong_example(
     compiled and audited by `certify --check`)."""
     import shutil
 
-    from pytools import build as b
+    from pytools.lean import build as b
 
     root = tmp_path / "proj"
     wall_lean = root / "Proofs" / "Placement" / "Wall.lean"

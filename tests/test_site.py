@@ -1,4 +1,4 @@
-"""Tests for pytools.site: the page, its evidence-state rules, and the in-page verifier's
+"""Tests for pytools.publish.site: the page, its evidence-state rules, and the in-page verifier's
 JavaScript (run under Node when available) agreeing with pytools.verify byte for byte."""
 
 from __future__ import annotations
@@ -21,17 +21,20 @@ from typing import Any
 import pytest
 from test_verify import make_release
 
-from pytools import site
-from pytools.canonical import (
+from pytools.publish.canonical import (
     canonical_bytes,
     load_schema,
     sha256_bytes,
     with_body_hash,
     write_canonical,
 )
-from pytools.verify import load_manifest, verify_bytes
+from pytools.publish.site.evidence import EVIDENCE_STATES, RULES
+from pytools.publish.site.page import build_site
+from pytools.publish.site.release import Release, SiteError, build_samples, load_release, tamper
+from pytools.publish.verify import load_manifest, verify_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
+TEMPLATES = ROOT / "pytools" / "publish" / "site" / "templates"
 NOW = dt.datetime(2026, 12, 2, 12, 0, tzinfo=dt.UTC)
 
 
@@ -81,7 +84,7 @@ def _cert(result: str, figures: dict[str, Any], inputs: list[dict[str, Any]], **
     }
 
 
-def _states(release: site.Release, result: str) -> dict[str, tuple[str, str]]:
+def _states(release: Release, result: str) -> dict[str, tuple[str, str]]:
     view = next(r for r in release.results if r.id == result)
     return {row.name: (row.state, row.detail) for row in view.figures}
 
@@ -91,7 +94,7 @@ def _states(release: site.Release, result: str) -> dict[str, tuple[str, str]]:
 
 def test_build_site_copies_files_and_embeds_everything(tmp_path: Path) -> None:
     paths = make_release(tmp_path)
-    index = site.build_site(tmp_path, tmp_path / "site", now=NOW)
+    index = build_site(tmp_path, tmp_path / "site", now=NOW)
     html = index.read_text(encoding="utf-8")
     out = tmp_path / "site"
     for role in ("floor", "ceiling", "receipt", "manifest"):
@@ -111,7 +114,7 @@ def test_build_site_copies_files_and_embeds_everything(tmp_path: Path) -> None:
         assert f"<code>{name}</code>" in html
         assert json.dumps(value) in html
     # every evidence state and its rule are on the page
-    for rule in site.RULES:
+    for rule in RULES:
         assert f"st-{rule.state}" in html
     # no external asset, no connection allowed
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", html)
@@ -123,7 +126,7 @@ def test_build_site_copies_files_and_embeds_everything(tmp_path: Path) -> None:
 
 def test_csp_hashes_match_inline_script_and_style(tmp_path: Path) -> None:
     make_release(tmp_path)
-    html = site.build_site(tmp_path, tmp_path / "site", now=NOW).read_text(encoding="utf-8")
+    html = build_site(tmp_path, tmp_path / "site", now=NOW).read_text(encoding="utf-8")
     csp = re.search(r'content="(default-src[^"]+)"', html).group(1).replace("&#39;", "'")
     scripts = re.findall(r"<script>(.*?)</script>", html, re.S)
     styles = re.findall(r"<style>(.*?)</style>", html, re.S)
@@ -135,8 +138,8 @@ def test_csp_hashes_match_inline_script_and_style(tmp_path: Path) -> None:
 
 def test_samples_have_the_cli_verdicts(tmp_path: Path) -> None:
     make_release(tmp_path)
-    release = site.load_release(tmp_path, now=NOW)
-    samples = {s.id: s for s in site.build_samples(release)}
+    release = load_release(tmp_path, now=NOW)
+    samples = {s.id: s for s in build_samples(release)}
     assert samples["genuine"].expected.green
     assert not samples["tampered"].expected.green
     assert "unknown-hash" in samples["tampered"].expected.codes
@@ -150,11 +153,11 @@ def test_samples_have_the_cli_verdicts(tmp_path: Path) -> None:
 
 def test_planted_edit_of_a_published_file_stops_the_build(tmp_path: Path) -> None:
     paths = make_release(tmp_path)
-    site.build_site(tmp_path, tmp_path / "site", now=NOW)
+    build_site(tmp_path, tmp_path / "site", now=NOW)
     before = (tmp_path / "site" / "index.html").read_bytes()
     paths["floor"].write_bytes(paths["floor"].read_bytes().replace(b"Price", b"Prize"))
-    with pytest.raises(site.SiteError, match=r"isolation-floor.json: SHA-256 or size differs"):
-        site.build_site(tmp_path, tmp_path / "site", now=NOW)
+    with pytest.raises(SiteError, match=r"isolation-floor.json: SHA-256 or size differs"):
+        build_site(tmp_path, tmp_path / "site", now=NOW)
     assert (tmp_path / "site" / "index.html").read_bytes() == before  # old site intact
     assert sorted(p.name for p in tmp_path.iterdir()) == ["certificates", "data", "site"]
 
@@ -164,7 +167,8 @@ def test_missing_manifest_cli_error(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "pytools.site",
+            "pytools",
+            "site",
             "--root",
             str(tmp_path),
             "--out",
@@ -186,7 +190,8 @@ def test_site_cli_builds(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "pytools.site",
+            "pytools",
+            "site",
             "--root",
             str(tmp_path),
             "--out",
@@ -249,7 +254,7 @@ def test_every_state_rule_from_files(tmp_path: Path) -> None:
     write_canonical(man_path, man)
     assert bad.is_file()
 
-    release = site.load_release(tmp_path, now=NOW)
+    release = load_release(tmp_path, now=NOW)
     assert _states(release, "r-ok")["count"][0] == "verified"
     assert _states(release, "r-edited")["count"][0] == "search-failed"
     assert "SHA-256 is" in _states(release, "r-edited")["count"][1]
@@ -284,31 +289,31 @@ def test_every_state_rule_from_files(tmp_path: Path) -> None:
         for r in release.results
         for s, _ in (x[1:3] for x in [(row.name, row.state, row.detail) for row in r.figures])
     }
-    assert produced == set(site.EVIDENCE_STATES) - {"loading"}
+    assert produced == set(EVIDENCE_STATES) - {"loading"}
 
 
 def test_fresh_by_mtime_then_stale(tmp_path: Path) -> None:
     paths = make_release(tmp_path)
-    release = site.load_release(tmp_path)
+    release = load_release(tmp_path)
     assert _states(release, "demand-fetch-ceiling")["requests"][0] == "verified"
     old = (dt.datetime.now(dt.UTC) - dt.timedelta(days=9)).timestamp()
     os.utime(paths["ceiling"], (old, old))
-    release = site.load_release(tmp_path)
+    release = load_release(tmp_path)
     state, detail = _states(release, "demand-fetch-ceiling")["requests"]
     assert state == "stale" and detail.startswith("9.0 days old")
 
 
 def test_rules_are_documented() -> None:
-    for rule in site.RULES:
+    for rule in RULES:
         assert rule.doc and "``" not in rule.doc and ":data:" not in rule.doc
-    assert site.EVIDENCE_STATES[-1] == "verified"
+    assert EVIDENCE_STATES[-1] == "verified"
 
 
 def test_tamper_changes_exactly_one_byte() -> None:
     cert = canonical_bytes(with_body_hash(_cert("x", {"n": 5}, [])))
-    assert sum(a != b for a, b in zip(cert, site.tamper(cert), strict=True)) == 1
+    assert sum(a != b for a, b in zip(cert, tamper(cert), strict=True)) == 1
     empty = canonical_bytes(with_body_hash(_cert("x", {}, [])))
-    assert sum(a != b for a, b in zip(empty, site.tamper(empty), strict=True)) == 1
+    assert sum(a != b for a, b in zip(empty, tamper(empty), strict=True)) == 1
 
 
 # --- the in-page verifier's JavaScript under Node --------------------------------------------
@@ -341,7 +346,7 @@ def _node(tmp_path: Path, job: dict[str, Any]) -> dict[str, Any]:
         pytest.skip("node is not installed; the browser test covers the verifier")
     harness = tmp_path / "harness.js"
     harness.write_text(HARNESS, encoding="utf-8")
-    script = ROOT / "pytools" / "templates" / "verifier.js"
+    script = TEMPLATES / "verifier.js"
     job_path = tmp_path / "job.json"
     job_path.write_text(json.dumps(job), encoding="utf-8")
     proc = subprocess.run(
@@ -479,7 +484,7 @@ def test_js_canonical_form_matches_python(tmp_path: Path) -> None:
 
 def test_js_schema_subset_covers_the_schemas() -> None:
     """Every keyword the schemas use is one the in-page validator implements."""
-    script = (ROOT / "pytools" / "templates" / "verifier.js").read_text(encoding="utf-8")
+    script = (TEMPLATES / "verifier.js").read_text(encoding="utf-8")
     supported = set(
         re.search(r"var KEYWORDS = \[(.*?)\];", script, re.S)
         .group(1)
@@ -512,6 +517,6 @@ def test_manifest_path_leaving_the_project_stops_the_build(tmp_path: Path) -> No
     man = json.loads(paths["manifest"].read_text(encoding="utf-8"))
     man["files"][0]["path"] = "../outside.json"
     write_canonical(paths["manifest"], man)
-    with pytest.raises(site.SiteError, match="leaves the project"):
-        site.build_site(tmp_path, tmp_path / "site", now=NOW)
+    with pytest.raises(SiteError, match="leaves the project"):
+        build_site(tmp_path, tmp_path / "site", now=NOW)
     assert not (tmp_path / "site").exists()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytools import toolchain as tc
+from pytools.lean import toolchain as tc
 
 FAKE_LEAN = Path(__file__).with_name("fake_lean.py")
 

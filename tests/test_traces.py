@@ -14,8 +14,19 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytools import traces
 from pytools.paths import mooncake_trace, project_root
+from pytools.results.ceiling.cli import main
+from pytools.results.ceiling.lean_instance import check_lean_instance, lean_instance
+from pytools.results.ceiling.policies import POLICIES, next_uses, simulate
+from pytools.results.ceiling.result import RESULT_ID, RESULT_LIMITS, THEOREMS, evidence
+from pytools.results.ceiling.sweep import write_sweep
+from pytools.results.ceiling.trace import (
+    TraceError,
+    ceiling_counts,
+    count_distinct,
+    load_trace,
+    percent_str,
+)
 
 ROOT = project_root()
 TRACE = mooncake_trace(ROOT)
@@ -94,48 +105,48 @@ def scan_stream(hot: int, rounds: int) -> list[int]:
 def test_scan_stream_matches_lean_example() -> None:
     # The same stream and answers as KVCache.Ceiling.scanStream_hits (kernel-checked).
     s = [1, 2, 10, 11, 1, 2, 12, 13, 1, 2]
-    assert traces.count_distinct(s) == 6
-    assert traces.simulate(s, 3, "belady") == 4 == len(s) - 6
-    assert traces.simulate(s, 3, "lru") == 0
-    assert traces.simulate(s, 3, "fifo") == 0
+    assert count_distinct(s) == 6
+    assert simulate(s, 3, "belady") == 4 == len(s) - 6
+    assert simulate(s, 3, "lru") == 0
+    assert simulate(s, 3, "fifo") == 0
 
 
 def test_lru_far_from_ceiling_belady_reaches_it() -> None:
     s = scan_stream(hot=8, rounds=50)
-    ceiling = len(s) - traces.count_distinct(s)
+    ceiling = len(s) - count_distinct(s)
     assert ceiling == 8 * 50
-    assert traces.simulate(s, 9, "belady") == ceiling
-    assert traces.simulate(s, 9, "lru") == 0
-    assert traces.simulate(s, 9, "fifo") == 0
+    assert simulate(s, 9, "belady") == ceiling
+    assert simulate(s, 9, "lru") == 0
+    assert simulate(s, 9, "fifo") == 0
 
 
 def test_known_small_answers() -> None:
-    assert traces.simulate([5] * 6, 1, "lru") == 5
+    assert simulate([5] * 6, 1, "lru") == 5
     cyc = [1, 2, 3] * 4
-    assert traces.simulate(cyc, 2, "lru") == 0
-    assert traces.simulate(cyc, 2, "fifo") == 0
-    assert traces.simulate(cyc, 2, "belady") == best_possible(cyc, 2) == 5
-    for policy in traces.POLICIES:
-        assert traces.simulate(cyc, 3, policy) == 9
-        assert traces.simulate([], 3, policy) == 0
+    assert simulate(cyc, 2, "lru") == 0
+    assert simulate(cyc, 2, "fifo") == 0
+    assert simulate(cyc, 2, "belady") == best_possible(cyc, 2) == 5
+    for policy in POLICIES:
+        assert simulate(cyc, 3, policy) == 9
+        assert simulate([], 3, policy) == 0
 
 
 def test_bad_capacity_and_policy() -> None:
     with pytest.raises(ValueError, match="capacity"):
-        traces.simulate([1], 0, "lru")
+        simulate([1], 0, "lru")
     with pytest.raises(ValueError, match="unknown policy"):
-        traces.simulate([1], 1, "random")
+        simulate([1], 1, "random")
 
 
 def test_next_uses() -> None:
-    assert traces.next_uses([1, 2, 1, 1, 3]) == [2, 5, 3, 5, 5]
+    assert next_uses([1, 2, 1, 1, 3]) == [2, 5, 3, 5, 5]
 
 
 def test_percent_rounding_is_exact() -> None:
-    assert traces.percent_str(Fraction(1, 3)) == "33.3333"
-    assert traces.percent_str(Fraction(2, 3)) == "66.6667"
-    assert traces.percent_str(Fraction(1, 1)) == "100.0000"
-    assert traces.percent_str(Fraction(1, 8), places=1) == "12.5"
+    assert percent_str(Fraction(1, 3)) == "33.3333"
+    assert percent_str(Fraction(2, 3)) == "66.6667"
+    assert percent_str(Fraction(1, 1)) == "100.0000"
+    assert percent_str(Fraction(1, 8), places=1) == "12.5"
 
 
 # ----------------------------------------------------------------------------- properties
@@ -146,36 +157,36 @@ capacities = st.integers(min_value=1, max_value=9)
 
 @given(streams, capacities)
 def test_every_policy_below_ceiling(stream: list[int], capacity: int) -> None:
-    d = traces.count_distinct(stream)
-    for policy in traces.POLICIES:
-        assert traces.simulate(stream, capacity, policy) + d <= len(stream)
+    d = count_distinct(stream)
+    for policy in POLICIES:
+        assert simulate(stream, capacity, policy) + d <= len(stream)
 
 
 @given(streams, capacities)
 def test_belady_beats_lru_and_fifo(stream: list[int], capacity: int) -> None:
-    b = traces.simulate(stream, capacity, "belady")
-    assert b >= traces.simulate(stream, capacity, "lru")
-    assert b >= traces.simulate(stream, capacity, "fifo")
+    b = simulate(stream, capacity, "belady")
+    assert b >= simulate(stream, capacity, "lru")
+    assert b >= simulate(stream, capacity, "fifo")
 
 
 @given(streams, st.integers(min_value=0, max_value=5))
 def test_ceiling_reached_with_capacity_at_least_distinct(stream: list[int], extra: int) -> None:
-    d = traces.count_distinct(stream)
-    for policy in traces.POLICIES:
-        assert traces.simulate(stream, max(d, 1) + extra, policy) == len(stream) - d
+    d = count_distinct(stream)
+    for policy in POLICIES:
+        assert simulate(stream, max(d, 1) + extra, policy) == len(stream) - d
 
 
 @given(streams, capacities)
 def test_fast_simulators_match_the_lean_model(stream: list[int], capacity: int) -> None:
-    for policy in traces.POLICIES:
-        assert traces.simulate(stream, capacity, policy) == naive(stream, capacity, policy)
+    for policy in POLICIES:
+        assert simulate(stream, capacity, policy) == naive(stream, capacity, policy)
 
 
 @settings(max_examples=60)
 @given(st.lists(st.integers(min_value=0, max_value=4), max_size=10),
        st.integers(min_value=1, max_value=3))
 def test_belady_is_optimal_on_small_streams(stream: list[int], capacity: int) -> None:
-    assert traces.simulate(stream, capacity, "belady") == best_possible(stream, capacity)
+    assert simulate(stream, capacity, "belady") == best_possible(stream, capacity)
 
 
 # ----------------------------------------------------------------------------- loading
@@ -195,7 +206,7 @@ GOOD = [
 
 def test_load_small_trace(tmp_path: Path) -> None:
     p = write_trace(tmp_path / "t.jsonl", GOOD)
-    c = traces.ceiling_counts(p)
+    c = ceiling_counts(p)
     assert (c.requests, c.references, c.distinct) == (3, 9, 6)
     assert c.ceiling == Fraction(3, 9)
     assert c.sha256 == hashlib.sha256(p.read_bytes()).hexdigest()
@@ -217,12 +228,12 @@ def test_load_small_trace(tmp_path: Path) -> None:
 )
 def test_planted_bad_line_is_named(tmp_path: Path, bad: str, message: str) -> None:
     p = write_trace(tmp_path / "bad.jsonl", [GOOD[0], GOOD[1], bad, GOOD[2]])
-    with pytest.raises(traces.TraceError) as info:
-        traces.ceiling_counts(p)
+    with pytest.raises(TraceError) as info:
+        ceiling_counts(p)
     text = str(info.value)
     assert f"{p}:3:" in text
     assert message in text
-    result = CliRunner().invoke(traces.main, ["ceiling", str(p)])
+    result = CliRunner().invoke(main, ["ceiling", str(p)])
     assert result.exit_code != 0
     assert f"{p}:3:" in result.output and message in result.output
 
@@ -230,10 +241,10 @@ def test_planted_bad_line_is_named(tmp_path: Path, bad: str, message: str) -> No
 def test_empty_and_missing_trace(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")
-    with pytest.raises(traces.TraceError, match="no requests"):
-        traces.ceiling_counts(empty)
-    with pytest.raises(traces.TraceError, match="cannot read trace"):
-        traces.ceiling_counts(tmp_path / "absent.jsonl")
+    with pytest.raises(TraceError, match="no requests"):
+        ceiling_counts(empty)
+    with pytest.raises(TraceError, match="cannot read trace"):
+        ceiling_counts(tmp_path / "absent.jsonl")
 
 
 def test_bad_trace_leaves_no_output(tmp_path: Path) -> None:
@@ -241,8 +252,8 @@ def test_bad_trace_leaves_no_output(tmp_path: Path) -> None:
     out = tmp_path / "out"
     lean = tmp_path / "M.lean"
     runner = CliRunner()
-    assert runner.invoke(traces.main, ["sweep", str(p), "--out", str(out)]).exit_code != 0
-    assert runner.invoke(traces.main, ["lean-instance", str(p), "--out", str(lean)]).exit_code
+    assert runner.invoke(main, ["sweep", str(p), "--out", str(out)]).exit_code != 0
+    assert runner.invoke(main, ["lean-instance", str(p), "--out", str(lean)]).exit_code
     assert not out.exists() and not lean.exists()
 
 
@@ -252,18 +263,18 @@ def test_bad_trace_leaves_no_output(tmp_path: Path) -> None:
 def test_cli_ceiling_and_simulate(tmp_path: Path) -> None:
     p = write_trace(tmp_path / "t.jsonl", GOOD)
     runner = CliRunner()
-    r = runner.invoke(traces.main, ["ceiling", str(p)])
+    r = runner.invoke(main, ["ceiling", str(p)])
     assert r.exit_code == 0, r.output
     assert "ceiling: 1/3 (33.3333 %)" in r.output
-    r = runner.invoke(traces.main, ["simulate", str(p), "--capacity", "2", "--policy", "all"])
+    r = runner.invoke(main, ["simulate", str(p), "--capacity", "2", "--policy", "all"])
     assert r.exit_code == 0, r.output
     assert "belady: 2 hits" in r.output and "lru:" in r.output and "fifo:" in r.output
 
 
 def test_sweep_is_byte_deterministic(tmp_path: Path) -> None:
     p = write_trace(tmp_path / "t.jsonl", [json.dumps({"hash_ids": scan_stream(5, 30)})])
-    first = traces.write_sweep(p, tmp_path / "a")
-    second = traces.write_sweep(p, tmp_path / "b")
+    first = write_sweep(p, tmp_path / "a")
+    second = write_sweep(p, tmp_path / "b")
     assert [q.name for q in first] == ["sweep.csv", "sweep.svg", "sweep.png"]
     for a, b in zip(first, second, strict=True):
         assert a.read_bytes() == b.read_bytes(), a.name
@@ -281,7 +292,7 @@ def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
     trace.parent.mkdir(parents=True)
     write_trace(trace, GOOD)
     monkeypatch.setenv("PYTOOLS_SHARED", str(shared))
-    ev = traces.evidence(tmp_path)
+    ev = evidence(tmp_path)
     f = ev.figures
     assert (f["requests"], f["references"], f["distinct"]) == (3, 9, 6)
     assert (f["ceiling_numerator"], f["ceiling_denominator"]) == (1, 3)
@@ -292,14 +303,14 @@ def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
         ("../shared/data/mooncake/conversation_trace.jsonl",
          hashlib.sha256(trace.read_bytes()).hexdigest())
     ]
-    assert traces.RESULT_ID == "demand-fetch-ceiling"
-    assert traces.RESULT_LIMITS and all(s.endswith(".") for s in traces.RESULT_LIMITS)
+    assert RESULT_ID == "demand-fetch-ceiling"
+    assert RESULT_LIMITS and all(s.endswith(".") for s in RESULT_LIMITS)
 
 
 def test_evidence_names_an_absent_trace(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("PYTOOLS_SHARED", str(tmp_path / "nowhere"))
-    with pytest.raises(traces.TraceError, match="absent"):
-        traces.evidence(tmp_path)
+    with pytest.raises(TraceError, match="absent"):
+        evidence(tmp_path)
 
 
 # ----------------------------------------------------------------------------- shared trace
@@ -316,42 +327,42 @@ def test_shared_trace_figures_against_an_independent_recount() -> None:
             requests += 1
             refs += len(ids)
             seen.update(ids)
-    c = traces.ceiling_counts(TRACE)
+    c = ceiling_counts(TRACE)
     assert (c.requests, c.references, c.distinct) == (requests, refs, len(seen))
     assert c.sha256 == hashlib.sha256(TRACE.read_bytes()).hexdigest()
     readme = (TRACE.parent / "README.md").read_text(encoding="utf-8")
     assert c.sha256 in readme
     assert c.ceiling * refs == refs - len(seen)
     # At capacity = distinct blocks, both policies reach the ceiling exactly.
-    trace = traces.load_trace(TRACE)
+    trace = load_trace(TRACE)
     for policy in ("lru", "belady"):
-        assert traces.simulate(trace.stream, c.distinct, policy) == refs - len(seen)
+        assert simulate(trace.stream, c.distinct, policy) == refs - len(seen)
 
 
 @needs_trace
 def test_lean_instance_is_regenerated_identically() -> None:
     assert LEAN_INSTANCE.is_file(), f"{LEAN_INSTANCE} missing: run python -m pytools.traces " \
         "lean-instance ../shared/data/mooncake/conversation_trace.jsonl"
-    assert traces.check_lean_instance(TRACE, LEAN_INSTANCE) == []
+    assert check_lean_instance(TRACE, LEAN_INSTANCE) == []
 
 
 @needs_trace
 def test_lean_instance_check_catches_a_planted_edit(tmp_path: Path) -> None:
     text = LEAN_INSTANCE.read_text(encoding="utf-8")
     planted = tmp_path / "Mooncake.lean"
-    c = traces.ceiling_counts(TRACE)
+    c = ceiling_counts(TRACE)
     needle = f"def traceDistinct : Nat := {c.distinct}"
     assert needle in text
     planted.write_text(text.replace(needle, f"def traceDistinct : Nat := {c.distinct - 1}"),
                        encoding="utf-8")
-    problems = traces.check_lean_instance(TRACE, planted)
+    problems = check_lean_instance(TRACE, planted)
     assert problems and "differs" in problems[0] and "line" in problems[0]
 
 
 def test_lean_instance_contents(tmp_path: Path) -> None:
     p = write_trace(tmp_path / "t.jsonl", GOOD)
-    trace = traces.load_trace(p)
-    text = traces.lean_instance(trace, "0" * 64, excerpt_requests=2)
+    trace = load_trace(p)
+    text = lean_instance(trace, "0" * 64, excerpt_requests=2)
     assert text.startswith("module\n")
     assert "def traceReferences : Nat := 9\n" in text
     assert "def traceDistinct : Nat := 6\n" in text
@@ -361,7 +372,7 @@ def test_lean_instance_contents(tmp_path: Path) -> None:
     assert "theorem excerpt_distinct : distinct excerpt = 4 :=" in text
     for banned in ("sorry", "native_decide", "axiom "):
         assert banned not in text
-    assert text == traces.lean_instance(trace, "0" * 64, excerpt_requests=2)
+    assert text == lean_instance(trace, "0" * 64, excerpt_requests=2)
 
 
 def test_named_theorems_are_declared_in_the_ceiling_sources() -> None:
@@ -370,7 +381,7 @@ def test_named_theorems_are_declared_in_the_ceiling_sources() -> None:
         (ROOT / "Proofs" / "Ceiling" / name).read_text(encoding="utf-8")
         for name in ("Cache.lean", "Mooncake.lean")
     )
-    for full in traces.THEOREMS:
+    for full in THEOREMS:
         assert full.startswith("KVCache.Ceiling.")
         assert f"theorem {full.rsplit('.', 1)[1]} " in sources or \
             f"theorem {full.rsplit('.', 1)[1]}\n" in sources, full

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytools import canonical
-from pytools.canonical import (
+from pytools.publish import canonical
+from pytools.publish.canonical import (
     CanonicalError,
     SchemaError,
     atomic_write_bytes,
@@ -29,7 +29,7 @@ from pytools.canonical import (
     with_body_hash,
     write_canonical,
 )
-from pytools.verify import (
+from pytools.publish.verify import (
     MAX_BYTES,
     MAX_DEPTH,
     VerifyError,

@@ -11,7 +11,7 @@ Order of search:
    archive's SHA-256, verified before every use, and re-unpacked only when damaged.
 
 The WebAssembly Lean sees only host files under ``/tmp`` and ``/home`` (its emscripten
-file system mounts just those two), so its cache lives there; :mod:`pytools.build`
+file system mounts just those two), so its cache lives there; :mod:`pytools.lean.build`
 stages sources there too.
 """
 
@@ -28,7 +28,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .paths import project_root, sha256_file
+from pytools.paths import project_root, sha256_file
 
 #: Host folders the WebAssembly Lean can see (emscripten NODEFS mounts in lean.js).
 WASM_VISIBLE_ROOTS = (Path("/tmp"), Path("/home"))

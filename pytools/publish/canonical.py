@@ -9,7 +9,7 @@ A certificate's ``body_sha256`` is the SHA-256 of the canonical bytes of the cer
 with the ``body_sha256`` key removed; :func:`with_body_hash` adds it and
 :func:`check_body_hash` checks it.
 
-Schemas live in ``pytools/schemas/<name>.schema.json`` (package data, JSON Schema Draft
+Schemas live in ``pytools/publish/schemas/<name>.schema.json`` (package data, JSON Schema Draft
 2020-12); :func:`validate` never touches the network.
 """
 
@@ -145,12 +145,12 @@ def write_canonical(path: str | os.PathLike[str], obj: Any) -> str:
 def _schema_text(name: str) -> str:
     if not name.replace("-", "").replace("_", "").isalnum():
         raise ValueError(f"bad schema name {name!r}")
-    ref = resources.files("pytools").joinpath("schemas", f"{name}.schema.json")
+    ref = resources.files("pytools.publish").joinpath("schemas", f"{name}.schema.json")
     return ref.read_text(encoding="utf-8")
 
 
 def load_schema(name: str) -> dict[str, Any]:
-    """The JSON Schema ``pytools/schemas/<name>.schema.json`` (e.g. ``"certificate"``)."""
+    """The JSON Schema ``pytools/publish/schemas/<name>.schema.json`` (e.g. ``"certificate"``)."""
     schema = json.loads(_schema_text(name))
     Draft202012Validator.check_schema(schema)
     return schema

@@ -5,7 +5,7 @@
 "use strict";
 var PCV = (function () {
   var MAX_BYTES = 4 * 1024 * 1024;
-  var MAX_DEPTH = 500; /* pytools.verify.MAX_DEPTH: deepest nesting of arrays and objects */
+  var MAX_DEPTH = 500; /* pytools.publish.verify.MAX_DEPTH: deepest nesting of arrays and objects */
   var SUPPORTED = ["1"];
   var MAX_SCHEMA_REASONS = 5;
   var RED = ["too-large", "unknown-hash", "malformed-json", "not-an-object",
@@ -148,7 +148,7 @@ var PCV = (function () {
     }
   }
 
-  /* ---- canonical form (mirrors pytools.canonical.canonical_bytes) ---- */
+  /* ---- canonical form (mirrors pytools.publish.canonical.canonical_bytes) ---- */
   function pyFloat(x) {
     if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
     var sign = x < 0 ? "-" : "";
@@ -241,7 +241,7 @@ var PCV = (function () {
   }
   async function sha256(bytes) { return hex(await subtle().digest("SHA-256", bytes)); }
 
-  /* ---- minimal JSON Schema (Draft 2020-12 subset used by pytools/schemas) ---- */
+  /* ---- minimal JSON Schema (Draft 2020-12 subset used by pytools/publish/schemas) ---- */
   var KEYWORDS = ["$schema", "$id", "$defs", "title", "description", "type", "required",
     "properties", "items", "const", "pattern", "minLength", "minItems", "uniqueItems",
     "minimum", "$ref", "additionalProperties"];
@@ -325,7 +325,7 @@ var PCV = (function () {
     return errors;
   }
 
-  /* ---- the verdict (mirrors pytools.verify.verify_bytes) ---- */
+  /* ---- the verdict (mirrors pytools.publish.verify.verify_bytes) ---- */
   function isRed(reasons) {
     return reasons.some(function (r) { return RED.indexOf(r.split(":")[0]) >= 0; });
   }

@@ -1,0 +1,100 @@
+"""The pipeline's command line, ``pytools`` (also ``python -m pytools``): a thin layer over
+the library. Each stage's commands live next to its code and are imported only when run, so
+``pytools toolchain`` does not pay for the solver or the plotting library."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+
+import click
+
+from pytools.lean.build import build, lake_build, report
+from pytools.lean.modules import BuildError
+from pytools.lean.toolchain import ToolchainError, find_toolchain
+from pytools.paths import project_root
+
+#: Commands defined in their own modules: name -> "module:attribute".
+LAZY_COMMANDS: dict[str, str] = {
+    "audit": "pytools.lean.audit.cli:main",
+    "certify": "pytools.publish.certify:main",
+    "verify": "pytools.publish.verify:main",
+    "site": "pytools.publish.site.page:main",
+    "traces": "pytools.results.ceiling.cli:main",
+    "kernel": "pytools.results.kernel.cli:main",
+    "placement": "pytools.results.placement.cli:main",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands in :data:`LAZY_COMMANDS` are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = LAZY_COMMANDS.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        module_name, attr = target.split(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        if not isinstance(command, click.Command):  # pragma: no cover - a wiring mistake
+            raise TypeError(f"{target} is not a click command")
+        return command
+
+
+lean_option = click.option(
+    "--lean",
+    "lean",
+    default=None,
+    help="A native `lean` executable, or `wasm` for the registry build "
+    "(default: $PYTOOLS_LEAN, then PATH, elan, node_modules).",
+)
+
+
+@click.group(cls=LazyGroup)
+def cli() -> None:
+    """Build, audit, certify and verify the Proofs Lean library."""
+
+
+
+@cli.command()
+@lean_option
+@click.option("--json", "as_json", is_flag=True, help="Print the full record as JSON.")
+def toolchain(lean: str | None, as_json: bool) -> None:
+    """Say which Lean toolchain the pipeline will use."""
+    try:
+        chosen = find_toolchain(lean)
+    except ToolchainError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps(chosen.describe(), indent=2, sort_keys=True))
+        return
+    click.echo(f"kind:     {chosen.kind}")
+    click.echo(f"version:  {chosen.version}")
+    click.echo(f"commit:   {chosen.commit}")
+    click.echo(f"found by: {chosen.found_by}")
+    click.echo(f"lean:     {' '.join(chosen.lean)}")
+    click.echo(f"lake:     {chosen.lake or '(none: the pytools module builder is used)'}")
+    click.echo(f"core lib: {chosen.lib_dir}")
+
+
+@cli.command("build")
+@lean_option
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Modules compiled at once (default: cores, bounded by memory).")
+@click.option("--no-lake", is_flag=True, help="Use the pytools builder even where lake exists.")
+def build_command(lean: str | None, jobs: int | None, no_lake: bool) -> None:
+    """Compile the library (lake build, or the pytools builder without lake)."""
+    root = project_root()
+    try:
+        chosen = find_toolchain(lean)
+        if chosen.lake and not no_lake:
+            result = lake_build(root, chosen)
+        else:
+            result = build(root, chosen, jobs=jobs)
+    except (ToolchainError, BuildError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    report(result)
+    sys.exit(0 if result.ok else 1)

@@ -1,0 +1,129 @@
+"""The imported library as an index: constant name -> module, over a LEAN_PATH-like search
+path, cached on disk by file stamps."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pytools.lean.olean import Module
+
+from .records import AuditError
+
+CACHE_VERSION = 1
+
+
+def module_file(module: str, search_path: Sequence[Path]) -> Path | None:
+    rel = Path(*module.split(".")).with_suffix(".olean")
+    for d in search_path:
+        p = Path(d) / rel
+        if p.is_file():
+            return p
+    return None
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pytools-olean"
+
+
+class Library:
+    """Lazy name -> (module, constant) resolution over a LEAN_PATH-like search path.
+
+    The index of each imported module (its imports and constant names) is cached on disk in
+    ``<cache_dir>/index-v1.json``, keyed by the ``.olean`` file's absolute path and checked
+    against its (size, mtime_ns) and those of its ``.server``/``.private`` parts: an
+    unchanged library (e.g. the core library of a toolchain) is not re-read by later audits,
+    whatever the rest of the search path; a changed file is re-indexed.
+    """
+
+    def __init__(self, search_path: Sequence[Path], cache_dir: Path | None = None):
+        self.search_path = [Path(p) for p in search_path]
+        self.cache_dir = cache_dir
+        self._mods: dict[str, Module] = {}
+        self._paths: dict[str, Path] = {}
+        self._cache: dict[str, dict] = {}
+        self._cache_dirty = False
+        self._cache_path: Path | None = None
+        if cache_dir is not None:
+            self._cache_path = Path(cache_dir) / f"index-v{CACHE_VERSION}.json"
+            try:
+                self._cache = json.loads(self._cache_path.read_text())
+            except (OSError, ValueError):
+                self._cache = {}
+        self.name_to_module: dict[str, str] = {}
+        self.indexed: list[str] = []
+
+    def path_of(self, module: str) -> Path:
+        p = self._paths.get(module)
+        if p is None:
+            p = module_file(module, self.search_path)
+            if p is not None:
+                self._paths[module] = p
+        if p is None:
+            raise AuditError(f"module {module}: no {module.replace('.', '/')}.olean on the "
+                             f"search path {[str(d) for d in self.search_path]}")
+        return p
+
+    def module(self, name: str) -> Module:
+        m = self._mods.get(name)
+        if m is None:
+            m = Module(self.path_of(name))
+            self._mods[name] = m
+        return m
+
+    def _index_entry(self, name: str) -> dict:
+        path = self.path_of(name)
+        st = path.stat()
+        stamp = [str(path), st.st_size, st.st_mtime_ns]
+        for suf in (".server", ".private"):
+            q = path.with_name(path.name + suf)
+            if q.is_file():
+                sq = q.stat()
+                stamp += [suf, sq.st_size, sq.st_mtime_ns]
+        key = str(path.resolve())
+        hit = self._cache.get(key)
+        if hit is not None and hit.get("stamp") == stamp and hit.get("module") == name:
+            return hit
+        m = self.module(name)
+        entry = {"module": name, "stamp": stamp, "imports": m.imports(),
+                 "names": m.const_names()}
+        self._cache[key] = entry
+        self._cache_dirty = True
+        return entry
+
+    def index_closure(self, roots: Iterable[str], skip: Iterable[str] = ()) -> None:
+        """Index every module reachable by imports from ``roots`` (except ``skip``)."""
+        skip = set(skip)
+        seen: set[str] = set(self.indexed)
+        stack = [r for r in roots]
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            entry = self._index_entry(name)
+            stack.extend(i for i in entry["imports"] if i not in seen)
+            if name in skip:
+                continue
+            self.indexed.append(name)
+            for c in entry["names"]:
+                self.name_to_module.setdefault(c, name)
+        self.save_cache()
+
+    def save_cache(self) -> None:
+        if not (self._cache_dirty and self._cache_path):
+            return
+        try:
+            self._cache_path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self._cache_path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w") as fh:
+                json.dump(self._cache, fh)
+            os.replace(tmp, self._cache_path)
+            self._cache_dirty = False
+        except OSError:
+            pass  # the cache is an optimisation only
+

@@ -1,0 +1,15 @@
+"""Read Lean 4 ``.olean`` files (compacted regions) in pure Python, without running Lean.
+
+:mod:`.region` maps the file(s) of one module and gives raw access to its runtime objects;
+:mod:`.terms` holds the decoded records (levels, expressions, constants); :mod:`.module`
+decodes Lean data (``ModuleData``, names, terms, constants, extension entries) on top.
+"""
+
+from .module import Module, load
+from .region import PART_SUFFIXES, OleanError, OleanHeader, read_header
+from .terms import BINDER_INFOS, CONSTANT_KINDS, ConstantInfo, Expr, Level
+
+__all__ = [
+    "BINDER_INFOS", "CONSTANT_KINDS", "PART_SUFFIXES", "ConstantInfo", "Expr", "Level",
+    "Module", "OleanError", "OleanHeader", "load", "read_header",
+]

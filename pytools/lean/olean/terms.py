@@ -1,0 +1,59 @@
+"""Lean terms as decoded from an ``.olean`` file: universe levels, expressions, constants."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """A universe level. ``kind`` is one of zero, succ, max, imax, param, mvar."""
+
+    kind: str
+    args: tuple  # succ: (Level,), max/imax: (Level, Level), param/mvar: (str,)
+
+
+@dataclass(frozen=True, slots=True)
+class Expr:
+    """A kernel expression.
+
+    ``kind`` and ``args``:
+
+    * ``bvar (idx:int)``; ``fvar (id:str)``; ``mvar (id:str)``; ``sort (Level)``
+    * ``const (name:str, levels:tuple[Level])``; ``app (fn:Expr, arg:Expr)``
+    * ``lam``/``forallE`` ``(binder:str, type:Expr, body:Expr, binder_info:str)``
+    * ``letE (name:str, type:Expr, value:Expr, body:Expr, non_dep:bool)``
+    * ``lit ('nat', int)`` or ``lit ('str', str)``; ``mdata (Expr)`` (metadata dropped)
+    * ``proj (struct_name:str, idx:int, Expr)``
+    """
+
+    kind: str
+    args: tuple
+
+
+BINDER_INFOS = ("default", "implicit", "strictImplicit", "instImplicit")
+CONSTANT_KINDS = ("axiom", "definition", "theorem", "opaque", "quot", "inductive",
+                  "constructor", "recursor")
+
+
+@dataclass(frozen=True, slots=True)
+class ConstantInfo:
+    """A declaration as stored in the module data (``Lean.ConstantInfo``).
+
+    ``kind`` is one of :data:`CONSTANT_KINDS`. ``type_ptr``/``value_ptr`` are addresses in the
+    owning :class:`Module`; use :meth:`Module.expr` to decode them. ``value_ptr`` is None for
+    kinds without a value (axiom, quot, inductive, constructor, recursor). ``ctors`` lists the
+    constructor names of an inductive, ``induct`` names a constructor's inductive type.
+    """
+
+    name: str
+    kind: str
+    level_params: tuple[str, ...]
+    type_ptr: int
+    value_ptr: int | None
+    is_unsafe: bool
+    ctors: tuple[str, ...] = ()
+    induct: str | None = None
+    all: tuple[str, ...] = ()
+
+

@@ -1,0 +1,176 @@
+"""The static product page: ``python -m pytools site [--out site/]``.
+
+Built only from the published files: ``certificates/MANIFEST.json`` and every file it lists
+(each re-hashed; a file that is missing or whose SHA-256 differs from the manifest stops the
+build). Nothing on the page is typed in by hand: theorem names and statements, figures and
+limits come from the certificates, and every figure gets an *evidence state* assigned by the
+rules of :data:`RULES` from the files (never by hand).
+
+The page carries an in-browser verifier (``templates/verifier.js`` + ``templates/panel.js``)
+that mirrors :func:`pytools.publish.verify.verify_bytes`, with the manifest, the two JSON
+Schemas and a few samples embedded. A Content-Security-Policy meta tag allows only the page's
+own inline script and style (by SHA-256) and forbids every connection; the page loads no
+other asset.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import click
+import jinja2
+
+from pytools.paths import project_root
+from pytools.publish.canonical import atomic_write_bytes, load_schema
+
+from .evidence import RULES, STALE_DAYS
+from .release import Release, Sample, SiteError, build_samples, load_release
+
+#: Files of the page template (package data, ``pytools/publish/site/templates``).
+TEMPLATE = "index.html.j2"
+STYLE = "style.css"
+SCRIPTS = ("verifier.js", "panel.js")
+
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _template_text(name: str) -> str:
+    templates = resources.files("pytools.publish.site").joinpath("templates")
+    return templates.joinpath(name).read_text(encoding="utf-8")
+
+
+def csp_hash(text: str) -> str:
+    """The CSP source expression for an inline script or style with exactly this text."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+def _json_for_html(obj: Any) -> str:
+    text = json.dumps(obj, ensure_ascii=False, sort_keys=True)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def page_data(release: Release, samples: Sequence[Sample]) -> dict[str, Any]:
+    """What the in-page verifier reads: manifest, schemas, samples (base64) and their verdicts."""
+    return {
+        "manifest": release.manifest.to_browser(),
+        "schemas": {name: load_schema(name) for name in ("certificate", "manifest")},
+        "samples": [
+            {
+                "id": s.id,
+                "label": s.label,
+                "filename": s.filename,
+                "b64": base64.b64encode(s.data).decode("ascii"),
+                "expected": {"green": s.expected.green, "codes": s.expected.codes},
+            }
+            for s in samples
+        ],
+    }
+
+
+def render_page(release: Release, generated: str) -> str:
+    """The HTML of the page (everything inline; CSP by hash)."""
+    samples = build_samples(release)
+    style = _template_text(STYLE)
+    script = "\n".join(_template_text(name) for name in SCRIPTS)
+    csp = (
+        "default-src 'none'; "
+        f"script-src {csp_hash(script)}; "
+        f"style-src {csp_hash(style)}; "
+        "img-src data:; connect-src 'none'; font-src 'none'; media-src 'none'; "
+        "object-src 'none'; frame-src 'none'; worker-src 'none'; manifest-src 'none'; "
+        "form-action 'none'; base-uri 'none'"
+    )
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(lambda name: _template_text(name)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    state_counts: dict[str, int] = {}
+    for result in release.results:
+        for row in result.figures:
+            state_counts[row.state] = state_counts.get(row.state, 0) + 1
+    return env.get_template(TEMPLATE).render(
+        csp=csp,
+        style=style,
+        script=script,
+        data_json=_json_for_html(page_data(release, samples)),
+        release=release,
+        samples=samples,
+        rules=RULES,
+        state_counts=state_counts,
+        generated=generated,
+        stale_days=STALE_DAYS,
+    )
+
+
+def build_site(
+    root: Path,
+    out: Path,
+    manifest_path: Path | None = None,
+    now: dt.datetime | None = None,
+) -> Path:
+    """Build the site into ``out`` atomically (a temp folder swapped in); return index.html."""
+    now = now or dt.datetime.now(dt.UTC)
+    release = load_release(root, manifest_path, now)
+    html = render_page(release, now.strftime("%Y-%m-%d %H:%M UTC"))
+    out = out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        atomic_write_bytes(tmp / "index.html", html.encode("utf-8"))
+        for published in release.files:
+            atomic_write_bytes(tmp / published.path, published.data)
+        atomic_write_bytes(tmp / release.manifest_rel, release.manifest_bytes)
+        old = None
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+            old.rmdir()
+            out.rename(old)
+        tmp.rename(out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(tmp)
+        raise
+    return out / "index.html"
+
+
+@click.command()
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help="Output folder (default: site/ under the project root).")
+@click.option("--manifest", "manifest_path", type=click.Path(path_type=Path), default=None,
+              help="Manifest to build from (default: certificates/MANIFEST.json).")
+@click.option("--root", "root", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Project root the manifest's paths are relative to.")
+def main(out: Path | None, manifest_path: Path | None, root: Path | None) -> None:
+    """Build the static product page with its offline verifier."""
+    root = (root or project_root()).resolve()
+    try:
+        index = build_site(root, out or root / "site", manifest_path)
+    except SiteError as exc:
+        hint = ""
+        if "MANIFEST.json: not a file" in str(exc):
+            hint = " (run python -m pytools.certify first)"
+        click.echo(f"error: {exc}{hint}", err=True)
+        sys.exit(1)
+    click.echo(f"wrote {index}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,7 @@
+"""The published results, one room each, next to the Lean folder it speaks for.
+
+:mod:`.spec` holds the records every result shares (and imports nothing of the project);
+:mod:`.isolation` (``Proofs/Isolation``), :mod:`.ceiling` (``Proofs/Ceiling``),
+:mod:`.kernel` (``Proofs/Kernel``) and :mod:`.placement` (``Proofs/Placement``) each compute
+their result's evidence; :mod:`.registry` lists them for :mod:`pytools.publish.certify`.
+"""
