@@ -1,6 +1,6 @@
 module
 
-public import Proofs.Kernel.Basic
+public import Proofs.Kernel.Model
 
 /-!
 # The exhaustive agreement table and the workflow bench (generated)
@@ -14,6 +14,7 @@ a refusal code, or acceptance with the successor state's code. Each row is one s
 kernel run `KVCache.Kernel.step` on every case and compare.
 Rows: 240; cases: 95520. Workflows: 17, run in the domain `wfDom`,
 from `pytools/data/kernel_workflows.json` (SHA-256 6eaf690d2765f7549efa93e9b7083d9eaa7d9e5283b3bee2893f68640b97a590).
+Generated lines (the alphabet, the rows, the workflows) may exceed 100 columns.
 -/
 
 public section
