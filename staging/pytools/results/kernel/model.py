@@ -22,9 +22,10 @@ block's ``epoch``, ``gen`` and ``seq - 1``.
 Requests and their checks, in this order (the first failing check is the refusal):
 
 * ``read(p, c)``, ``evict(p, c)``, ``begin(p, c, r)`` (capability ``c`` presented by ``p``):
-  ``p`` not a holder -> ``unknownPresenter``; block ``c.blk`` unknown -> ``unknownBlock``; ``c.epoch`` not the epoch -> ``staleEpoch``;
-  ``c.gen`` not the block's -> ``staleGen``; block free -> ``notOwned``; block in escrow ->
-  ``inEscrow``; ``c.nonce + 1 != seq`` -> ``revoked``; ``c.holder != p`` -> ``wrongHolder``.
+  ``p`` not a holder -> ``unknownPresenter``; block ``c.blk`` unknown -> ``unknownBlock``;
+  ``c.epoch`` not the epoch -> ``staleEpoch``; ``c.gen`` not the block's -> ``staleGen``;
+  block free -> ``notOwned``; block in escrow -> ``inEscrow``; ``c.nonce + 1 != seq`` ->
+  ``revoked``; ``c.holder != p`` -> ``wrongHolder``.
   Then ``read`` changes nothing; ``evict`` frees the block; ``begin`` checks ``r`` not a holder
   -> ``unknownHolder``, ``r == p`` -> ``selfTransfer``, ``seq + 2 > max_seq`` -> ``bound``, and
   otherwise puts the block in ``escrow(p, r)`` and issues one ticket, sent to ``p`` and to
