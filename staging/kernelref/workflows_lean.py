@@ -101,8 +101,9 @@ def render(dom: Domain, flows: list[dict], source_name: str, source_sha: str) ->
         "",
         "@[expose] public section",
         "",
-        "-- Measured: with parallel elaboration the registry Lean holds every theorem's kernel check",
-        "-- at once (killed at 6 GB); one at a time the whole bench needs 3.5 GB.",
+        "-- Measured: with parallel elaboration the registry Lean holds every theorem's "
+        "kernel check",
+        "-- at once (killed at 6 GB); one at a time the whole bench needs 3.4 GB.",
         "set_option Elab.async false",
         "",
         "namespace KVCache.Kernel.Workflows",

@@ -21,7 +21,7 @@ measured too costly for this bench (killed at 15 GB after 370 s).
 @[expose] public section
 
 -- Measured: with parallel elaboration the registry Lean holds every theorem's kernel check
--- at once (killed at 6 GB); one at a time the whole bench needs 3.5 GB.
+-- at once (killed at 6 GB); one at a time the whole bench needs 3.4 GB.
 set_option Elab.async false
 
 namespace KVCache.Kernel.Workflows
