@@ -1,10 +1,11 @@
 """Generate ``Proofs/Kernel/Workflows.lean``: every named workflow of ``workflows.json``, played
-by the Python reference (:mod:`.system`), its kernel trajectory stated as a Lean theorem that
-``decide +kernel`` checks against Lean's ``step``.
+by the Python reference (:mod:`.system`), stated as a Lean theorem that ``decide +kernel``
+checks against Lean's system and ``step``.
 
-Each theorem says: every request the kernel decided during the workflow, in delivery order,
-from the initial state, gets from Lean's ``step`` the reference's answer digit, outcome code
-(next state and sent messages) and next state. The file records the SHA-256 of the workflow
+Each theorem says: playing the workflow on Lean's system (``runActs``) ends in the state the
+reference reached (``Sys.flat``) with the same number of kernel refusals; and every request the
+kernel decided, in delivery order, from the initial state, gets from Lean's ``step`` the
+reference's answer digit, outcome code (next state and sent messages) and next state. The file records the SHA-256 of the workflow
 file it was generated from.
 
 Usage (from ``staging/``): ``python -m kernelref.workflows_lean kernelref/workflows.json
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from .codes import outcome_code, result_digit, state_code
 from .model import Cap, Domain, KernelRefError, Request, Ticket, initial_state
-from .system import ACT_ARITY, Event, run_workflow
+from .system import ACT_ARITY, Event, flatten, run_workflow
 
 _WIDTH = 100
 
@@ -44,6 +45,24 @@ def load_workflows(path: Path) -> tuple[Domain, list[dict]]:
             if not act or ACT_ARITY.get(str(act[0])) != len(act) - 1:
                 raise KernelRefError(f"{path}: workflow {w['name']}: bad action {act!r}")
     return dom, flows
+
+
+def _wrap(items: list[str], indent: str) -> list[str]:
+    """Comma-separated items, wrapped to leave room for a closing suffix within 100 columns."""
+    lines, cur = [], indent
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else "")
+        if len(cur) + len(piece) + 1 > _WIDTH - 16 and cur.strip():
+            lines.append(cur.rstrip())
+            cur = indent
+        cur += piece + " "
+    lines.append(cur.rstrip())
+    return lines
+
+
+def _act(act: list) -> str:
+    args = " ".join(str(int(a)) for a in act[1:])
+    return f".{act[0]}" + (f" {args}" if args else "")
 
 
 def _tok(tok: Cap | Ticket) -> str:
@@ -84,19 +103,17 @@ def render(dom: Domain, flows: list[dict], source_name: str, source_sha: str) ->
         "",
         f"{len(flows)} named workflows (commit, abort, evict-and-reallocate, duplicate, "
         "reorder, drop,",
-        "stale tokens), played by the Python reference's system (holders, their tokens, the "
-        "network).",
-        "Each theorem checks, with `decide +kernel`, the workflow's *kernel trajectory* on "
-        "Lean's",
-        "`step`: every request the kernel decided, in the order the network delivered it "
-        "(duplicates",
-        "and replays included), from the initial state, gives the reference's verdict, the "
-        "same next",
-        "state and the same messages (`trajectoryOk`). The network and the holders' "
-        "knowledge are",
-        "the reference's alone here: the whole Lean system (`runActs`) under `decide +kernel` "
-        "was",
-        "measured too costly for this bench (killed at 15 GB after 370 s).",
+        "stale tokens), each played by the Python reference's system (holders, their tokens, "
+        "the",
+        "network) and checked here with `decide +kernel` twice over: the whole Lean system "
+        "(`runActs`)",
+        "ends in the state the reference reached (`Sys.flat`: kernel, messages in flight, "
+        "every",
+        "holder's tokens) with the same number of kernel refusals; and the *kernel "
+        "trajectory* — every",
+        "request the kernel decided, in delivery order, duplicates and replays included — "
+        "gets from",
+        "Lean's `step` the reference's verdict, next state and sent messages (`trajectoryOk`).",
         "-/",
         "",
         "@[expose] public section",
@@ -128,6 +145,13 @@ def render(dom: Domain, flows: list[dict], source_name: str, source_sha: str) ->
         "-/",
         "  out : Nat",
         "",
+        "-- noncomputable: `runActs` and `Sys.flat` are noncomputable in the registry Lean.",
+        "/-- A workflow's outcome on the whole system: the final state as numbers and the "
+        "kernel's",
+        "refusal count; `none` if an action was impossible. -/",
+        "noncomputable def outcome (acts : List Act) : Option (List Nat × Nat) :=",
+        "  (runActs cfg (Sys.init cfg) acts 0).map fun r => (r.1.flat cfg, r.2)",
+        "",
         "-- noncomputable: calls `step` and `decKern`, noncomputable in the registry Lean.",
         "/-- Lean's `step` agrees with an event: same digit, same outcome code, and the next "
         "state is",
@@ -154,14 +178,18 @@ def render(dom: Domain, flows: list[dict], source_name: str, source_sha: str) ->
         res = run_workflow(dom, w["actions"], log)
         if res is None:
             raise KernelRefError(f"workflow {w['name']}: an action is impossible")
-        refused = res[1]
+        st, refused = res
         if w.get("expect_refusals") is not None and refused != w["expect_refusals"]:
             raise KernelRefError(f"workflow {w['name']}: the reference refuses {refused} "
                                  f"requests, the file expects {w['expect_refusals']}")
         doc = (f"`{w['name']}` ({w['family']}): {w['description']} "
                f"({len(w['actions'])} actions, {len(log)} kernel events, {refused} refused).")
-        out += ["", *_wrap_doc(doc), f"theorem workflow_{w['name']} :",
-                f"    trajectoryOk {init_code} ["]
+        out += ["", *_wrap_doc(doc), f"theorem workflow_{w['name']} :", "    outcome ["]
+        out += _wrap([_act(a) for a in w["actions"]], "      ")
+        out[-1] += "] = some (["
+        out += _wrap([str(n) for n in flatten(st)], "      ")
+        out[-1] += f"], {refused}) ∧"
+        out.append(f"    trajectoryOk {init_code} [")
         events = [f"⟨{lean_request(req)}, {state_code(dom, before)}, {result_digit(o)}, "
                   f"{outcome_code(dom, o)}⟩" for req, before, o in log]
         for i, ev in enumerate(events):
