@@ -5,8 +5,8 @@ checks against Lean's system and ``step``.
 Each theorem says: playing the workflow on Lean's system (``runActs``) ends in the state the
 reference reached (``Sys.flat``) with the same number of kernel refusals; and every request the
 kernel decided, in delivery order, from the initial state, gets from Lean's ``step`` the
-reference's answer digit, outcome code (next state and sent messages) and next state. The file records the SHA-256 of the workflow
-file it was generated from.
+reference's answer digit, outcome code (next state and sent messages) and next state. The file
+records the SHA-256 of the workflow file it was generated from.
 
 Usage (from ``staging/``): ``python -m kernelref.workflows_lean kernelref/workflows.json
 Proofs/Kernel/Workflows.lean``.
