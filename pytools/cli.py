@@ -20,6 +20,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "audit": "pytools.lean.audit.cli:main",
     "certify": "pytools.publish.certify:main",
     "verify": "pytools.publish.verify:main",
+    "keygen": "pytools.publish.keys:keygen",
     "site": "pytools.publish.site.page:main",
     "traces": "pytools.results.ceiling.cli:main",
     "kernel": "pytools.results.kernel.cli:main",
