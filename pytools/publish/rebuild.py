@@ -20,7 +20,9 @@ the same sources (certify ran here), nothing is recompiled.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -111,7 +113,8 @@ def rebuild_report(manifest_path: Path, root: Path, lean: str | None = None,
         report["problems"] = problems
         return report
     recorded = certs[0][1]
-    produced = certify.produce(root, lean, jobs, source_commit=recorded["source"]["commit"])
+    with contextlib.redirect_stdout(sys.stderr):  # progress to stderr: stdout may be --json
+        produced = certify.produce(root, lean, jobs, source_commit=recorded["source"]["commit"])
     report["seconds"] = {k: round(v, 1) for k, v in produced.timings.items()}
     derived, toolchain = produced.derived, produced.toolchain
     if derived is None or toolchain is None:
