@@ -621,6 +621,12 @@ def test_js_verifier_agrees_with_cli_on_every_case(tmp_path: Path) -> None:
     tampered_env["payload"] = _b64(canonical_bytes(payload))
     cases += [_case("envelope-payload-edited", floor, keys=[pem], envelope_raw=(
         genuine_envelope[0], (json.dumps(tampered_env) + "\n").encode()))]
+    url_safe = json.loads(genuine_envelope[1])
+    url_safe["payload"] = url_safe["payload"].replace("+", "-").replace("/", "_").rstrip("=")
+    url_safe["signatures"] = [{"sig": url_safe["signatures"][0]["sig"].replace("+", "-")
+                               .replace("/", "_")}]
+    cases += [_case("envelope-url-safe-no-keyid", floor, keys=[wrong, pem], envelope_raw=(
+        genuine_envelope[0], (json.dumps(url_safe) + "\n").encode()))]
 
     job = {
         "manifest": {"name": genuine_manifest[0], "b64": _b64(genuine_manifest[1])},
@@ -647,6 +653,7 @@ def test_js_verifier_agrees_with_cli_on_every_case(tmp_path: Path) -> None:
     for name, code in expected_red.items():
         assert not got[name]["green"] and got[name]["codes"][0] == code, (name, got[name])
     assert got["floor"]["green"] and got["signed"]["green"] and got["pinned"]["green"]
+    assert got["envelope-url-safe-no-keyid"]["green"]
     assert got["forged-no-anchor"]["green"]  # integrity only: said so in the first reason
     assert got["forged-no-anchor"]["codes"][0] == "integrity-only"
 

@@ -522,6 +522,20 @@ def test_altered_payload_or_signature_is_bad(signed: dict[str, Any]) -> None:
     assert verdict.codes[0] == "signature-bad" and not verdict.green
 
 
+def test_url_safe_base64_and_no_key_id_are_accepted(signed: dict[str, Any]) -> None:
+    """DSSE: verifiers MUST accept standard and URL-safe base64; keyid is an optional hint."""
+    envelope = json.loads(signed["envelope"].read_bytes())
+    for field in ("payload",):
+        envelope[field] = envelope[field].replace("+", "-").replace("/", "_").rstrip("=")
+    sig = envelope["signatures"][0]
+    sig["sig"] = sig["sig"].replace("+", "-").replace("/", "_").rstrip("=")
+    del sig["keyid"]
+    signed["envelope"].write_text(json.dumps(envelope) + "\n")
+    options = AnchorOptions(keys=_keys(signed["public_key"]), require_signature=True)
+    verdict = _verify(signed, "floor", options)
+    assert verdict.green and verdict.codes[0] == "manifest-signed", verdict.reasons
+
+
 def test_envelope_removed_or_garbled(signed: dict[str, Any]) -> None:
     options = AnchorOptions(keys=_keys(signed["public_key"]), require_signature=True)
     signed["envelope"].write_bytes(b"{}\n{}\n")
@@ -603,10 +617,17 @@ def test_cli_pin_and_everything_listed(release: dict[str, Path]) -> None:
     assert red.returncode == 1 and "manifest-not-pinned" in red.stdout
 
 
-def test_cli_key_and_require_signature(signed: dict[str, Any]) -> None:
+def test_cli_key_and_require_signature(signed: dict[str, Any],
+                                      tmp_path_factory: pytest.TempPathFactory) -> None:
     man, key = str(signed["manifest"]), str(signed["public_key"])
     ok = _run_cli("--manifest", man, "--key", key, str(signed["floor"]))
     assert ok.returncode == 0 and "anchor: signed by" in ok.stdout, ok.stdout + ok.stderr
+    # the publisher's key of this test lies in the bundle's folder: verify warns
+    assert "lies inside the bundle being checked" in ok.stderr
+    outside = tmp_path_factory.mktemp("auditor") / "publisher.pem"
+    outside.write_bytes(signed["public_key"].read_bytes())
+    clean = _run_cli("--manifest", man, "--key", str(outside), str(signed["floor"]))
+    assert clean.returncode == 0 and "warning" not in clean.stderr
     forge_pair(signed["root"], weaken_floor)
     red = _run_cli("--manifest", man, "--key", key, str(signed["floor"]))
     assert red.returncode == 1 and "manifest-not-signed" in red.stdout

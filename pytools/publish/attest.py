@@ -132,7 +132,7 @@ def check_envelope(
     try:
         envelope = read_envelope(data, schemas)
         payload = unb64(envelope["payload"])
-        signatures = [(s["keyid"], unb64(s["sig"])) for s in envelope["signatures"]]
+        signatures = [(s.get("keyid", ""), unb64(s["sig"])) for s in envelope["signatures"]]
     except (ValueError, binascii.Error) as exc:
         return EnvelopeCheck(None, None, (), f"signature-invalid: {exc}")
     claimed = tuple(kid for kid, _ in signatures)
@@ -147,7 +147,7 @@ def check_envelope(
         if signer:
             break
     if signer is None:
-        named = ", ".join(k[:16] + "…" for k in claimed)
+        named = ", ".join(k[:16] + "…" if k else "(no key id)" for k in claimed)
         if tried_matching:
             return EnvelopeCheck(None, None, claimed, "signature-bad: the signature by "
                                  f"{named} does not verify: envelope or payload altered")

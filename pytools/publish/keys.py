@@ -174,8 +174,11 @@ def b64(data: bytes) -> str:
 
 
 def unb64(text: str) -> bytes:
-    """Strict standard base64 (padding required, no other characters)."""
-    return base64.b64decode(text.encode("ascii"), validate=True)
+    """Strict base64, standard or URL-safe alphabet (DSSE: verifiers MUST accept either),
+    padding optional; any other character is an error."""
+    standard = text.replace("-", "+").replace("_", "/").rstrip("=")
+    return base64.b64decode((standard + "=" * (-len(standard) % 4)).encode("ascii"),
+                            validate=True)
 
 
 def keyring_summary(keys: Mapping[str, TrustedKey]) -> str:

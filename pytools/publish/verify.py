@@ -394,6 +394,12 @@ def _print_verdict(verdict: Verdict) -> None:
             click.echo(f"  - {reason}")
 
 
+def bundled_keys(keys: list[Path], manifest_path: Path) -> list[str]:
+    """The key files that lie inside the bundle whose manifest is checked."""
+    base = bundle_root(manifest_path)
+    return [str(k) for k in keys if k.resolve().is_relative_to(base)]
+
+
 def run_verify(
     files: list[Path],
     manifest_path: Path,
@@ -478,6 +484,13 @@ def main(files: tuple[Path, ...], manifest_path: Path | None, pin: str | None,
             click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     report, status = run_verify(list(files), path, options, signature)
+    inside = bundled_keys([*keys, *trusted], path)
+    if inside:
+        report["warnings"] = [f"{k}: this key lies inside the bundle being checked; a key "
+                              "that travels with the bundle proves nothing — use one you "
+                              "obtained out of band" for k in inside]
+        for line in report["warnings"]:
+            click.echo(f"warning: {line}", err=True)
     if rebuild and "error" not in report["manifest"]:
         from .rebuild import rebuild_report
 

@@ -499,9 +499,14 @@ var PCV = (function () {
   function pyStr(v) { return typeof v === "string" ? v : v === undefined || v === null ? "None" : dump(v, ""); }
 
   /* ---- DSSE envelope, in-toto statement, Ed25519 (mirrors pytools.publish.attest) ---- */
+  /* Strict base64, standard or URL-safe (DSSE: verifiers MUST accept either), padding optional. */
   function b64decode(text) {
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) throw new JsonError("invalid base64");
-    var bin = atob(text);
+    if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(text)) throw new JsonError("invalid base64");
+    var std = text.replace(/-/g, "+").replace(/_/g, "/");
+    std = std.replace(/=+$/, "");
+    if (std.length % 4 === 1) throw new JsonError("invalid base64 length");
+    while (std.length % 4) std += "=";
+    var bin = atob(std);
     var out = new Uint8Array(bin.length);
     for (var k = 0; k < bin.length; k++) out[k] = bin.charCodeAt(k);
     return out;
@@ -572,7 +577,9 @@ var PCV = (function () {
     try {
       env = readEnvelope(bytes, schemas);
       payload = b64decode(env.get("payload"));
-      sigs = env.get("signatures").map(function (s) { return [s.get("keyid"), b64decode(s.get("sig"))]; });
+      sigs = env.get("signatures").map(function (s) {
+        return [s.has("keyid") ? s.get("keyid") : "", b64decode(s.get("sig"))];
+      });
     } catch (e) {
       if (!(e instanceof JsonError) && !(e instanceof RangeError)) throw e;
       return { statement: null, signer: null, problem: "signature-invalid: " + (e.message || "too deeply nested") };
@@ -593,7 +600,7 @@ var PCV = (function () {
       }
     }
     if (!signer) {
-      var named = claimed.map(function (k) { return k.slice(0, 16) + "…"; }).join(", ");
+      var named = claimed.map(function (k) { return k ? k.slice(0, 16) + "…" : "(no key id)"; }).join(", ");
       if (triedMatching) {
         return { statement: null, signer: null, problem: "signature-bad: the signature by " + named +
           " does not verify: envelope or payload altered" };
