@@ -195,6 +195,37 @@ def test_page_fits_a_phone_and_a_laptop(browser_context: Any, built: dict[str, A
         page.close()
 
 
+def test_the_committed_release_fits_a_phone_and_a_laptop(
+    browser_context: Any, tmp_path: Path
+) -> None:
+    """The page of the real certificates (the placement sweep is a 9-column table, the
+    ceiling's statements carry internal names): no sideways page scroll, plots drawn."""
+    if not (ROOT / "certificates" / "MANIFEST.json").is_file():
+        pytest.skip("no committed certificates")
+    index = build_site(ROOT, tmp_path / "site")
+    page, _, errors = _open(browser_context, index.as_uri())
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        for width in (1280, 390):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.wait_for_timeout(150)
+            overflow = page.evaluate(
+                "[document.documentElement.scrollWidth, window.innerWidth]")
+            assert overflow[0] <= overflow[1], (width, overflow)
+            page.screenshot(path=str(ARTIFACTS / f"release-{width}.png"), full_page=True)
+            sweep = page.locator("#pooled-placement table.figures > tbody > tr",
+                                 has=page.locator("code", has_text="sweep")).first
+            if sweep.count():
+                sweep.screenshot(path=str(ARTIFACTS / f"release-{width}-placement-sweep.png"))
+        text = page.inner_text("body")
+        assert "_hyg" not in text and "_@" not in text
+        assert page.evaluate("Array.from(document.querySelectorAll('figure.plot img'))"
+                             ".every(i => i.naturalWidth > 0)")
+        assert errors == []
+    finally:
+        page.close()
+
+
 def test_plots_are_drawn_and_no_internal_name_is_shown(
     browser_context: Any, built: dict[str, Any]
 ) -> None:
