@@ -587,6 +587,8 @@ def test_js_verifier_agrees_with_cli_on_every_case(tmp_path: Path) -> None:
         _case("two-keys", floor, keys=[wrong, pem]),
         _case("require-no-key", floor, require=True),
         _case("pin-and-key", floor, pin=pin, keys=[pem]),
+        _case("the-envelope", genuine_envelope[1], keys=[pem]),
+        _case("the-envelope-unchecked", genuine_envelope[1]),
     ]
     garbled = _b64(b"garbage")
     cases += [

@@ -522,6 +522,18 @@ def test_altered_payload_or_signature_is_bad(signed: dict[str, Any]) -> None:
     assert verdict.codes[0] == "signature-bad" and not verdict.green
 
 
+def test_the_envelope_itself_verifies_as_the_signature(signed: dict[str, Any]) -> None:
+    options = AnchorOptions(keys=_keys(signed["public_key"]), require_signature=True)
+    verdict = _verify(signed, "envelope", options)
+    assert verdict.green and verdict.kind == "signature"
+    assert verdict.codes == ["manifest-signed", "is-signature"]
+    unchecked = _verify(signed, "envelope")
+    assert unchecked.green and unchecked.codes == ["signature-unchecked", "is-signature"]
+    forge_pair(signed["root"], weaken_floor)  # the envelope of a forged pair: red
+    red = _verify(signed, "envelope", options)
+    assert not red.green and red.codes == ["manifest-not-signed", "is-signature"]
+
+
 def test_url_safe_base64_and_no_key_id_are_accepted(signed: dict[str, Any]) -> None:
     """DSSE: verifiers MUST accept standard and URL-safe base64; keyid is an optional hint."""
     envelope = json.loads(signed["envelope"].read_bytes())
@@ -631,6 +643,8 @@ def test_cli_key_and_require_signature(signed: dict[str, Any],
     forge_pair(signed["root"], weaken_floor)
     red = _run_cli("--manifest", man, "--key", key, str(signed["floor"]))
     assert red.returncode == 1 and "manifest-not-signed" in red.stdout
+    every = json.loads(_run_cli("--json", "--manifest", man, "--key", key).stdout)
+    assert [v["kind"] for v in every["verdicts"]][-1] == "signature"  # the envelope too
     signed["envelope"].unlink()
     required = _run_cli("--manifest", man, "--require-signature", str(signed["floor"]))
     assert required.returncode == 1 and "signature-missing" in required.stdout

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .attest import check_envelope, covers
+from .canonical import sha256_bytes
 from .keys import TrustedKey
 from .manifest import Manifest
 from .validation import SchemaSet
@@ -47,6 +48,9 @@ ANCHOR_OK = ("manifest-pinned", "manifest-signed")
 
 #: Anchor notes (kept on every verdict).
 ANCHOR_NOTES = ("signature-unchecked", "integrity-only")
+
+#: A verified file that is the signature envelope itself (a fact, green unless the anchor is red).
+IS_SIGNATURE = "is-signature"
 
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 
@@ -75,6 +79,7 @@ class Anchor:
     reasons: tuple[str, ...]
     signer: str | None = None
     envelope: str | None = None  # where the envelope was looked for / found
+    envelope_sha256: str | None = None  # SHA-256 of the envelope's bytes, when there is one
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -149,4 +154,5 @@ def check_anchor(
         else:
             reasons.append("integrity-only: the manifest is neither pinned (--manifest-sha256) "
                            "nor signed: integrity only, not authenticity")
-    return Anchor(tuple(reasons), signer, envelope_name)
+    return Anchor(tuple(reasons), signer, envelope_name,
+                  sha256_bytes(envelope) if envelope is not None else None)

@@ -74,6 +74,7 @@ REASON_CODES = (
     "integrity-only",
     "too-large",
     "is-manifest",
+    "is-signature",
     "listed",
     "unknown-hash",
     "malformed-json",
@@ -117,7 +118,8 @@ RED_CODES = frozenset(
 OK_CODES = frozenset({*ANCHOR_OK, "theorems-ok", "policy-ok"})
 
 #: Informational facts and hints, kept on any verdict.
-NOTE_CODES = frozenset({*ANCHOR_NOTES, "is-manifest", "listed", "not-json", "not-canonical"})
+NOTE_CODES = frozenset({*ANCHOR_NOTES, "is-manifest", "is-signature", "listed", "not-json",
+                        "not-canonical"})
 
 #: At most this many schema violations are listed per file.
 MAX_SCHEMA_REASONS = 5
@@ -131,7 +133,7 @@ class Verdict:
     reasons: list[str]
     path: str = ""
     sha256: str = ""
-    kind: str = "unknown"  # certificate | manifest | published-file | unknown
+    kind: str = "unknown"  # certificate | manifest | signature | published-file | unknown
     result: str | None = None
 
     @property
@@ -256,6 +258,10 @@ def verify_bytes(
         reasons.append(f"is-manifest: identical to the manifest used for verification "
                        f"({manifest.path})")
         return _verdict(reasons, name, sha, "manifest")
+    if anchor is not None and sha == anchor.envelope_sha256:
+        reasons.append(f"is-signature: the signature envelope of this manifest "
+                       f"({anchor.envelope}); not listed, since it signs the manifest")
+        return _verdict(reasons, name, sha, "signature")
     listed = manifest.files.get(sha)
     if listed:
         reasons.append(f"listed: SHA-256 {sha} is published as {', '.join(listed)}")
@@ -427,6 +433,8 @@ def run_verify(
     if not files:
         root = bundle_root(manifest_path)
         files = [manifest_path] + [root / p for p in sorted(manifest.listed_paths())]
+        if anchor.envelope_sha256 is not None and anchor.envelope:
+            files.append(Path(anchor.envelope))
     status = 0
     for file in files:
         try:

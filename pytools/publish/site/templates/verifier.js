@@ -671,7 +671,8 @@ var PCV = (function () {
       reasons.push(envelope ? "signature-unchecked: " + envelopeName + " is there but no trusted key was given: integrity only, not authenticity"
         : "integrity-only: the manifest is neither pinned (--manifest-sha256) nor signed: integrity only, not authenticity");
     }
-    return { reasons: reasons, signer: signer, red: isRed(reasons) };
+    return { reasons: reasons, signer: signer, red: isRed(reasons), envelope: envelopeName,
+      envelopeSha256: envelope ? await sha256(envelope) : null };
   }
   function anchorSummary(anchor) {
     if (anchor.red) return "anchor failed";
@@ -765,6 +766,11 @@ var PCV = (function () {
     if (sha === manifest.sha256) {
       reasons.push("is-manifest: identical to the manifest used for verification (" + manifest.path + ")");
       return verdict(reasons, name, sha, "manifest");
+    }
+    if (anchor && anchor.envelopeSha256 === sha) {
+      reasons.push("is-signature: the signature envelope of this manifest (" + anchor.envelope +
+        "); not listed, since it signs the manifest");
+      return verdict(reasons, name, sha, "signature");
     }
     var listed = has(manifest.files, sha) ? manifest.files[sha] : null;
     if (listed) reasons.push("listed: SHA-256 " + sha + " is published as " + listed.join(", "));
