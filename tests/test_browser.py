@@ -190,6 +190,12 @@ def test_page_fits_a_phone_and_a_laptop(browser_context: Any, built: dict[str, A
             for section in ("verify", "demand-fetch-ceiling"):
                 page.locator(f"#{section}").screenshot(
                     path=str(ARTIFACTS / f"site-{width}-{section}.png"))
+        # planted defect: an element wider than the phone; the same measure must catch it
+        page.evaluate("""() => { const d = document.createElement('div');
+            d.style.width = '900px'; d.style.height = '1px';
+            document.querySelector('main').appendChild(d); }""")
+        overflow = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert overflow[0] > overflow[1], overflow
         assert errors == []
     finally:
         page.close()
