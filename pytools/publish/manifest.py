@@ -147,5 +147,7 @@ def load_manifest(path: str | Path, schemas: SchemaSet | None = None) -> Manifes
 
 def bundle_root(manifest_path: Path) -> Path:
     """The folder a manifest's paths are relative to: the one above the manifest's folder
-    (certify writes ``certificates/MANIFEST.json`` listing ``certificates/...``)."""
-    return manifest_path.resolve().parent.parent
+    when that folder is ``certificates/`` (certify writes ``certificates/MANIFEST.json``
+    listing ``certificates/...``), else the manifest's own folder."""
+    folder = manifest_path.resolve().parent
+    return folder.parent if folder.name == DEFAULT_MANIFEST.parent.name else folder
