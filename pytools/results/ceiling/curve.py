@@ -54,9 +54,13 @@ _NONE = np.int32(2**31 - 1)
 
 # ----------------------------------------------------------------------------- kernels
 
-#: Levels per block of the OPT level array, and blocks per superblock (min summaries).
-_B = 64
-_SB = 64
+#: The OPT level array is summarised per block of 2**_SHIFT levels (a lower bound of the
+#: minimum and an upper bound of the maximum end-time), and per superblock of 2**_SSHIFT
+#: levels (a lower bound of the minimum): the search for the first free track and the chain
+#: skip whole blocks that cannot hold what they look for. Bounds may be stale (looser than
+#: exact) without being wrong; a block the chain walks through is summarised exactly again.
+_SHIFT = 5
+_SSHIFT = 10
 
 
 @njit(cache=True, nogil=True)
@@ -74,54 +78,100 @@ def _find_live(parent: np.ndarray, pos: int) -> int:  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
-def _refresh(b, bmin, smin, levels, level):  # pragma: no cover
-    """Recompute the block and superblock minima above ``level`` after ``b[level]`` grew."""
-    blk = level // 64
-    lo = blk * 64
-    hi = min(lo + 64, levels)
-    m = 2**31 - 1
+def _refresh(b, bmin, bmax, smin, levels, level):  # pragma: no cover
+    """Summarise the block of ``level`` and its superblock exactly again."""
+    blk = level >> 5
+    lo = blk << 5
+    hi = min(lo + 32, levels)
+    mn = 2**31 - 1
+    mx = -1
     for q in range(lo, hi):
-        if b[q] < m:
-            m = b[q]
-    bmin[blk] = m
-    sup = blk // 64
-    lo = sup * 64
-    hi = min(lo + 64, (levels + 63) // 64)
-    m = 2**31 - 1
+        v = b[q]
+        if v < mn:
+            mn = v
+        if v > mx:
+            mx = v
+    bmin[blk] = mn
+    bmax[blk] = mx
+    sup = level >> 10
+    lo = sup << 5
+    hi = min(lo + 32, (levels + 31) >> 5)
+    mn = 2**31 - 1
     for q in range(lo, hi):
-        if bmin[q] < m:
-            m = bmin[q]
-    smin[sup] = m
+        if bmin[q] < mn:
+            mn = bmin[q]
+    smin[sup] = mn
 
 
 @njit(cache=True, nogil=True)
 def _first_at_most(b, bmin, smin, levels, p):  # pragma: no cover
     """The first level whose track end-time is <= ``p`` (``levels`` if none)."""
-    nblk = (levels + 63) // 64
-    nsup = (nblk + 63) // 64
+    nblk = (levels + 31) >> 5
+    nsup = (nblk + 31) >> 5
     for sup in range(nsup):
         if smin[sup] <= p:
-            for blk in range(sup * 64, min(sup * 64 + 64, nblk)):
+            for blk in range(sup << 5, min((sup << 5) + 32, nblk)):
                 if bmin[blk] <= p:
-                    for q in range(blk * 64, min(blk * 64 + 64, levels)):
+                    for q in range(blk << 5, min((blk << 5) + 32, levels)):
                         if b[q] <= p:
                             return q
     return levels
 
 
 @njit(cache=True, nogil=True)
-def _feed(ids, t0, last, fen, live, lru_hist, b, bmin, smin, levels, ov, parent, olen,
+def _chain(b, bmin, bmax, smin, levels, j, carry, stop, p):  # pragma: no cover
+    """Move the carried end-time down the levels after ``j``: at each level whose end-time is
+    in ``(carry, p]`` the two swap; it ends when the carry is ``stop``, the largest end-time
+    <= p (which then leaves the structure)."""
+    m = j + 1
+    while carry != stop and m < levels:
+        blk = m >> 5
+        if (m & 31) == 0:
+            if bmax[blk] <= carry or bmin[blk] > p:
+                m += 32  # nothing in (carry, p] in this block
+                continue
+            end = min(m + 32, levels)
+            mn = 2**31 - 1
+            mx = -1
+            for q in range(m, end):
+                v = b[q]
+                if v > carry and v <= p:
+                    b[q] = carry
+                    carry, v = v, carry
+                if v < mn:
+                    mn = v
+                if v > mx:
+                    mx = v
+            bmin[blk] = mn
+            bmax[blk] = mx
+            if mn < smin[m >> 10]:
+                smin[m >> 10] = mn
+            m = end
+        else:
+            v = b[m]
+            if v > carry and v <= p:
+                b[m] = carry
+                if carry < bmin[blk]:
+                    bmin[blk] = carry
+                    if carry < smin[m >> 10]:
+                        smin[m >> 10] = carry
+                carry = v
+            m += 1
+
+
+@njit(cache=True, nogil=True)
+def _feed(ids, t0, last, fen, live, lru_hist, b, bmin, bmax, smin, levels, ov, parent, olen,
           opt_hist):  # pragma: no cover
     """Advance both policies over ``ids`` (times ``t0..``); returns ``(live, levels, olen)``.
 
     LRU: ``last[x]``, time of the last reference to block x (-1: none); ``fen``, Fenwick
     tree (1-based) over times with a 1 at each block's last reference; ``lru_hist[d]``,
     references of LRU distance d. OPT: ``b[level]``, the track end-time of each level, with
-    block and superblock minima ``bmin``, ``smin``; ``ov[0:olen]``, the same end-times in
-    increasing order (deleted ones skipped through ``parent``), to find the largest end-time
-    <= p, where the chain stops; ``opt_hist[k]``, references hitting from capacity k on.
+    block bounds ``bmin``, ``bmax`` and superblock bound ``smin``; ``ov[0:olen]``, the same
+    end-times in increasing order (deleted ones skipped through ``parent``), to find the
+    largest end-time <= p, where the chain stops; ``opt_hist[k]``, references hitting from
+    capacity k on.
     """
-    none = 2**31 - 1
     n_fen = fen.shape[0] - 1
     t = t0
     for idx in range(ids.shape[0]):
@@ -160,32 +210,15 @@ def _feed(ids, t0, last, fen, live, lru_hist, b, bmin, smin, levels, ov, parent,
                     j = levels
                     levels += 1
                     b[j] = t - 1
-                    if j % 64 == 0:
-                        bmin[j // 64] = none
-                        if (j // 64) % 64 == 0:
-                            smin[j // 4096] = none
-                    if t - 1 < bmin[j // 64]:
-                        bmin[j // 64] = t - 1
-                    if t - 1 < smin[j // 4096]:
-                        smin[j // 4096] = t - 1
+                    _refresh(b, bmin, bmax, smin, levels, j)
                 else:
                     stop = ov[top]
                     parent[top] = top - 1
                     j = _first_at_most(b, bmin, smin, levels, p)
                     carry = b[j]
                     b[j] = t - 1
-                    m = j + 1
-                    while carry != stop:
-                        v = b[m]
-                        if v > carry and v <= p:
-                            b[m] = carry
-                            if carry < bmin[m // 64]:
-                                bmin[m // 64] = carry
-                                if carry < smin[m // 4096]:
-                                    smin[m // 4096] = carry
-                            carry = v
-                        m += 1
-                    _refresh(b, bmin, smin, levels, j)
+                    _chain(b, bmin, bmax, smin, levels, j, carry, stop, p)
+                    _refresh(b, bmin, bmax, smin, levels, j)
                 ov[olen] = t - 1
                 parent[olen] = olen
                 olen += 1
@@ -216,12 +249,17 @@ class SparseIds(ValueError):
 
 
 def _grown(arr: np.ndarray, need: int, fill: int) -> np.ndarray:
-    """``arr`` if it has ``need`` entries, else a copy grown by half again (at least)."""
-    if arr.shape[0] >= need:
+    """``arr`` with at least ``need`` entries: grown in place (``realloc``, which moves large
+    blocks by remapping pages, not by holding two copies) to ``need`` plus an eighth, the new
+    entries set to ``fill``. The small slack keeps the state, which is what the memory budget
+    of the curve is made of, close to its size and still amortises the regrowths. Only the
+    engine holds these arrays (``refcheck=False`` relies on that)."""
+    old = arr.shape[0]
+    if old >= need:
         return arr
-    out = np.full(max(need, arr.shape[0] + arr.shape[0] // 2), fill, dtype=arr.dtype)
-    out[: arr.shape[0]] = arr
-    return out
+    arr.resize(need + need // 8, refcheck=False)
+    arr[old:] = fill
+    return arr
 
 
 class CurveEngine:
@@ -244,8 +282,9 @@ class CurveEngine:
         self.opt_hist = np.zeros(1 << 12, dtype=np.int32)
         self.levels = 0
         self.b = np.zeros(1 << 12, dtype=np.int32)
-        self.bmin = np.full(1 << 6, _NONE, dtype=np.int32)
-        self.smin = np.full(1, _NONE, dtype=np.int32)
+        self.bmin = np.full(1 << 7, _NONE, dtype=np.int32)
+        self.bmax = np.full(1 << 7, -1, dtype=np.int32)
+        self.smin = np.full(1 << 2, _NONE, dtype=np.int32)
         self.olen = 0
         self.ov = np.zeros(max(opt_slots, 1), dtype=np.int32)
         self.parent = np.zeros(max(opt_slots, 1), dtype=np.int32)
@@ -264,26 +303,28 @@ class CurveEngine:
         if top >= self.last.shape[0]:
             self.last = _grown(self.last, top + 1, -1)
         self.lru_hist = _grown(self.lru_hist, self.live + n + 2, 0)
-        self.opt_hist = _grown(self.opt_hist, self.live + n + 2, 0)
+        self.opt_hist = _grown(self.opt_hist, self.levels + n + 2, 0)
         need = self.levels + n + 1
         self.b = _grown(self.b, need, 0)
-        self.bmin = _grown(self.bmin, need // 64 + 1, int(_NONE))
-        self.smin = _grown(self.smin, need // 4096 + 1, int(_NONE))
+        self.bmin = _grown(self.bmin, (need >> _SHIFT) + 1, int(_NONE))
+        self.bmax = _grown(self.bmax, (need >> _SHIFT) + 1, -1)
+        self.smin = _grown(self.smin, (need >> _SSHIFT) + 1, int(_NONE))
         if self.time + n + 1 > self.fen.shape[0]:
             self._grow_fenwick(self.time + n + 1)
         if self.olen + n > self.ov.shape[0]:
             self._compact_opt(n)
         self.live, self.levels, self.olen = _feed(
             ids, self.time, self.last, self.fen, self.live, self.lru_hist, self.b, self.bmin,
-            self.smin, self.levels, self.ov, self.parent, self.olen, self.opt_hist)
+            self.bmax, self.smin, self.levels, self.ov, self.parent, self.olen, self.opt_hist)
         self.time += n
 
     def _grow_fenwick(self, need: int) -> None:
-        size = max(need, self.fen.shape[0] + self.fen.shape[0] // 2)
+        size = need + need // 8
         self.fen = None  # type: ignore[assignment]  (free the old tree before the new one)
         fen = np.zeros(size + 1, dtype=np.int32)
         seen = self.last[self.last >= 0]
-        fen[seen.astype(np.int64) + 1] = 1
+        seen += 1
+        fen[seen] = 1
         del seen
         _fenwick_build(fen)
         self.fen = fen
@@ -300,13 +341,18 @@ class CurveEngine:
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
         """``(lru, opt)``: hits at capacities 1..distinct (entry k - 1 for capacity k), int32
         (hits never exceed the 2^31 - 2 references the engine takes). Ends the engine: its
-        state is released first, and the histograms become the cumulative counts in place."""
+        state is released first, and the LRU histogram becomes the cumulative counts in
+        place."""
         d = self.live
         self.fen = self.last = self.b = self.ov = self.parent = None  # type: ignore[assignment]
         lru = self.lru_hist[1 : d + 1]
-        opt = self.opt_hist[1 : d + 1]
         np.cumsum(lru, out=lru)
-        np.cumsum(opt, out=opt)
+        # OPT distances never exceed levels + 1 (<= distinct): past that, every reuse hits
+        top = min(self.levels + 1, d)
+        opt = np.empty(d, dtype=np.int32)
+        np.cumsum(self.opt_hist[1 : top + 1], out=opt[:top])
+        opt[top:] = opt[top - 1] if top else 0
+        self.opt_hist = None  # type: ignore[assignment]
         return lru, opt
 
 
@@ -342,15 +388,28 @@ class Curve:
 
 
 def _expected_refs(path: Path) -> int:
-    """A first size for the Fenwick tree: Mooncake lines take about 10 bytes a reference
-    (2 when gzip-compressed); a wrong guess only costs a regrowth or some unused slots."""
+    """A first size for the Fenwick tree: the file's size over the bytes a reference takes in
+    four samples of its lines (start, a quarter, half, three quarters), plus a twentieth; a
+    wrong guess only costs a regrowth or unused slots. Gzip files: 2 bytes a reference."""
+    refs = used = 0
     try:
         size = path.stat().st_size
         with open(path, "rb") as handle:
-            gz = handle.read(2) == b"\x1f\x8b"
+            if handle.read(2) == b"\x1f\x8b":
+                return max(1 << 16, size // 2)
+            for quarter in range(4):
+                handle.seek(size * quarter // 4)
+                lines = handle.read(1 << 16).split(b"\n")[1:-1]
+                for line in lines:
+                    at = line.find(b"hash_ids")
+                    if at >= 0:
+                        refs += line.count(b",", at) + 1
+                        used += len(line) + 1
     except OSError:
         return 1 << 16
-    return max(1 << 16, size // (2 if gz else 8))
+    if refs == 0 or used == 0:
+        return max(1 << 16, size // 8)
+    return max(1 << 16, int(size * refs / used * 1.05))
 
 
 def compute_curve(path: Path, window: Window | None = None,
