@@ -183,10 +183,11 @@ def simulate_cmd(file: Path, capacity: int, policy: str, window: Window | None,
 def sweep_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> None:
     """Hit rate against capacity for LRU and OPT, with the ceiling (CSV + SVG + PNG)."""
     from .curve import compute_curve
-    from .output import write_outputs
+    from .output import check_folder, write_outputs
     from .sweep import sweep_outputs
 
     with _errors(), progress_bar(file, quiet) as progress:
+        check_folder(out_dir)
         summary, curve = compute_curve(file, window, progress)
         _header(file, summary.sha256, window)
         written = write_outputs(out_dir, sweep_outputs(summary, curve, str(file)))
@@ -204,10 +205,11 @@ def curve_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> 
     """Exact LRU and OPT hits at every capacity 1..distinct of FILE, in one pass
     (``curve.csv``: capacity,lru_hits,opt_hits; and the plot)."""
     from .curve import compute_curve
-    from .output import write_outputs
+    from .output import check_folder, write_outputs
     from .sweep import counts_from, curve_outputs
 
     with _errors(), progress_bar(file, quiet) as progress:
+        check_folder(out_dir)
         summary, curve = compute_curve(file, window, progress)
         _header(file, summary.sha256, window)
         counts = counts_from(summary, curve)

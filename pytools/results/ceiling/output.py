@@ -43,8 +43,9 @@ class _HashingFile:
         return self._handle.write(data)
 
 
-def _check_folder(out_dir: Path) -> None:
-    """Create ``out_dir``'s parent; fail clearly if a regular file stands in the way."""
+def check_folder(out_dir: Path) -> None:
+    """Create ``out_dir``'s parent, failing clearly if a regular file stands in the way
+    (commands call it before a long computation, to fail early)."""
     for ancestor in (out_dir, *out_dir.parents):
         if ancestor.exists():
             if not ancestor.is_dir():
@@ -61,7 +62,7 @@ def _check_folder(out_dir: Path) -> None:
 def write_outputs(out_dir: Path, outputs: Mapping[str, Writer]) -> list[Written]:
     """Write every output (file name -> writer) into ``out_dir``, all or nothing."""
     out_dir = Path(out_dir)
-    _check_folder(out_dir)
+    check_folder(out_dir)
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp",
                                     dir=out_dir.parent))

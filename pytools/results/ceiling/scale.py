@@ -188,7 +188,7 @@ def dask_counts(folder: Path, scheduler: str | None = None, workers: int = 2,
     cluster = None
     if scheduler is None:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None,
+                               host="127.0.0.1", dashboard_address="127.0.0.1:0",
                                memory_limit="1GiB", silence_logs=50)
     try:
         with Client(scheduler or cluster, timeout=timeout_s) as client:
