@@ -90,7 +90,8 @@ def scheduler() -> Iterator[str]:
     from dask.distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address="127.0.0.1:0", memory_limit="1GiB", silence_logs=50) as cluster:
+                      dashboard_address="127.0.0.1:0", memory_limit="1GiB",
+                      silence_logs=50) as cluster:
         yield cluster.scheduler_address
 
 
