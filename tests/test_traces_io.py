@@ -15,7 +15,8 @@ from click.testing import CliRunner, Result
 
 from pytools.paths import mooncake_trace
 from pytools.results.ceiling import sweep as sweep_module
-from pytools.results.ceiling.cli import main, progress_bar
+from pytools.results.ceiling.cli import main
+from pytools.results.ceiling.progress import progress_bar
 from pytools.results.ceiling.trace import Window, ceiling_counts
 
 TRACE = mooncake_trace()

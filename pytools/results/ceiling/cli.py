@@ -8,13 +8,10 @@ the file (and the line) and a non-zero exit, never a traceback, with nothing hal
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
-from typing import TextIO
 
 import click
 
@@ -22,8 +19,8 @@ from pytools.paths import project_root, sha256_file
 
 from .output import OutputError
 from .policies import POLICIES, simulate
+from .progress import progress_bar
 from .trace import (
-    Progress,
     TraceError,
     Window,
     count_distinct,
@@ -31,9 +28,6 @@ from .trace import (
     read_stream,
     require_references,
 )
-
-#: Seconds before a progress bar appears (short runs stay silent).
-PROGRESS_DELAY_S = 2.0
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -52,45 +46,6 @@ def _errors() -> Iterator[None]:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         raise _fail(RuntimeError(f"{where}{exc.strerror or exc}")) from None
-
-
-@contextlib.contextmanager
-def progress_bar(path: Path, quiet: bool, stream: TextIO | None = None,
-                 delay: float = PROGRESS_DELAY_S,
-                 clock: Callable[[], float] = time.monotonic) -> Iterator[Progress | None]:
-    """A progress callback (bytes of ``path`` read so far) drawing a bar on stderr once
-    ``delay`` seconds have passed; ``None`` with ``quiet`` or when stderr is not a terminal."""
-    out = stream if stream is not None else sys.stderr
-    if quiet or not out.isatty():
-        yield None
-        return
-    try:
-        total = max(os.path.getsize(path), 1)
-    except OSError:
-        total = 1
-    started = clock()
-    state: dict[str, object] = {"bar": None, "done": 0}
-
-    def update(nbytes: int) -> None:
-        bar = state["bar"]
-        if bar is None:
-            if clock() - started < delay:
-                return
-            bar = click.progressbar(length=total, label=f"reading {Path(path).name}", file=out,
-                                    show_eta=True, show_percent=True)
-            bar.__enter__()
-            state["bar"] = bar
-        step = min(nbytes, total) - int(state["done"])  # type: ignore[call-overload]
-        if step > 0:
-            bar.update(step)  # type: ignore[attr-defined]
-            state["done"] = min(nbytes, total)
-
-    try:
-        yield update
-    finally:
-        bar = state["bar"]
-        if bar is not None:
-            bar.__exit__(None, None, None)  # type: ignore[attr-defined]
 
 
 def _window(ctx: click.Context, param: click.Parameter, value: str | None) -> Window | None:

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from .curve import Curve, CurveEngine
-from .trace import CeilingCounts, TraceError, Window, scan_trace
+from .trace import CeilingCounts, Progress, TraceError, Window, require_references, scan_trace
 
 #: Shard file names the folder readers take.
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
@@ -258,8 +258,8 @@ def sample_threshold(rate: float) -> int:
     return max(1, round(rate * (1 << HASH_BITS)))
 
 
-def sampled_curve(path: Path, rate: float,
-                  window: Window | None = None) -> tuple[str, SampledCurve]:
+def sampled_curve(path: Path, rate: float, window: Window | None = None,
+                  progress: Progress | None = None) -> tuple[str, SampledCurve]:
     """SHARDS at ``rate`` over the trace at ``path`` (one pass; the sample's ids are remapped
     densely, so memory follows the sample). Returns the file's SHA-256 and the estimate."""
     threshold = np.uint64(sample_threshold(rate))
@@ -269,7 +269,8 @@ def sampled_curve(path: Path, rate: float,
     def keep(chunk: np.ndarray) -> None:
         kept.append(chunk[(block_hash(chunk) & mask) < threshold])
 
-    summary = scan_trace(Path(path), keep, window)
+    summary = scan_trace(Path(path), keep, window, progress)
+    require_references(summary)
     ids = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
     kept.clear()
     _, dense = np.unique(ids, return_inverse=True)

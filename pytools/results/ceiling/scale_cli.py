@@ -68,17 +68,22 @@ def register(main: click.Group) -> None:
                   help="Also compute the exact curve and print the sample's error.")
     @click.option("--window", "window_spec", metavar="START:END", default=None,
                   help="Only lines START..END of FILE (1-based, inclusive).")
+    @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
     def sampled_curve_cmd(file: Path, rate: float, out_dir: Path, exact: bool,
-                          window_spec: str | None) -> None:
+                          window_spec: str | None, quiet: bool) -> None:
         """SHARDS: LRU and OPT hit rates at every capacity estimated from a spatial sample
         (block-hash below R); for traces too large to simulate exactly."""
         from .curve import compute_curve
+        from .output import check_folder
+        from .progress import progress_bar
         from .scale import sample_error, sampled_curve
         from .sweep import Source, plot_capacities
 
         try:
             window = Window.parse(window_spec) if window_spec else None
-            sha, est = sampled_curve(file, rate, window)
+            check_folder(out_dir)
+            with progress_bar(file, quiet) as progress:
+                sha, est = sampled_curve(file, rate, window, progress)
             source = Source(str(file), sha, window)
             caps = plot_capacities(est.distinct_estimate, points=2000)
             lru, opt = est.hit_rates(caps)
