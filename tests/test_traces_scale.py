@@ -110,17 +110,49 @@ def test_dask_equals_the_pure_path(tmp_path: Path, scheduler: str) -> None:
     assert "Traceback" not in r.output
 
 
-def test_dask_starts_and_stops_its_own_cluster(tmp_path: Path) -> None:
-    import psutil
+def test_dask_starts_and_stops_its_own_cluster(tmp_path: Path, scheduler: str,
+                                               monkeypatch) -> None:
+    """Without --scheduler, dask_counts makes a loopback LocalCluster of processes and closes
+    it, even when the computation fails. (A spy stands in for the class and lends the module's
+    running cluster, so that the test starts no second cluster.)"""
+    import dask.distributed
 
+    made: list[dict[str, object]] = []
+    closed: list[bool] = []
+
+    class Spy:
+        def __init__(self, **kwargs: object) -> None:
+            made.append(kwargs)
+            self.scheduler_address = scheduler
+
+        def close(self) -> None:
+            closed.append(True)
+
+    monkeypatch.setattr(dask.distributed, "LocalCluster", Spy)
+    monkeypatch.setattr(dask.distributed.Client, "__init__", _client_on(scheduler))
     lines = synthetic_lines(2000, seed=16)
     folder = split_into_shards(lines, tmp_path / "shards", 2, "jsonl")
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
     c = dask_counts(folder, workers=1, parts=2, timeout_s=120)
     assert (c.requests, c.references, c.distinct) == pure(lines, tmp_path)
-    after = {p.pid for p in psutil.Process().children(recursive=True)
-             if p.status() != psutil.STATUS_ZOMBIE}
-    assert after <= before, "the local cluster left processes behind"
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "a.jsonl").write_text("{oops\n")
+    with pytest.raises(TraceError, match="a.jsonl:1: malformed JSON"):
+        dask_counts(bad, workers=1, parts=2, timeout_s=120)
+    assert closed == [True, True]
+    assert all(m["processes"] is True and m["host"] == "127.0.0.1" for m in made)
+
+
+def _client_on(address: str):  # type: ignore[no-untyped-def]
+    """Client.__init__ pointed at ``address`` whatever it is given (for the spy above)."""
+    from dask.distributed import Client
+
+    real = Client.__init__
+
+    def init(self, target=None, *args, **kwargs):  # type: ignore[no-untyped-def]
+        real(self, address, *args, **kwargs)
+
+    return init
 
 
 @needs_trace
