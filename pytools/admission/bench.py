@@ -84,11 +84,18 @@ def started(args: list[str], env: dict[str, str], timeout_s: float = 60.0) -> It
             proc.wait()
 
 
-def measure(requests: int = 300, warmup: int = 20, python: str | None = None) -> Overhead:
-    """Run the interleaved direct/proxied calls and summarise them."""
+def measure(requests: int = 300, warmup: int = 20, upstream_python: str | None = None,
+            validate: str = "invariants") -> Overhead:
+    """Run the interleaved direct/proxied calls and summarise them.
+
+    ``upstream_python``/``validate``: run the stand-in with another interpreter (the engines'
+    venv) and ``validate="vllm"`` to time against an upstream that parses every body with
+    vLLM's request models.
+    """
     if not 1 <= requests <= MAX_REQUESTS:
         raise ValueError(f"requests must be between 1 and {MAX_REQUESTS}")
-    py = python or sys.executable
+    py = sys.executable
+    up_py = upstream_python or py
     secret_hex = secrets.token_hex(32)
     body = json.dumps({"model": "m", "prompt": [1, 2, 3], "max_tokens": 1}).encode()
     with tempfile.TemporaryDirectory() as tmp:
@@ -96,9 +103,12 @@ def measure(requests: int = 300, warmup: int = 20, python: str | None = None) ->
         key = add_tenant(tenants, "bench")
         admitted = admit(body, "bench", bytes.fromhex(secret_hex))
         assert isinstance(admitted, Admitted)
-        env = {**os.environ, SECRET_ENV: secret_hex, "PYTHONUNBUFFERED": "1"}
+        root = str(Path(__file__).resolve().parents[2])
+        env = {**os.environ, SECRET_ENV: secret_hex, "PYTHONUNBUFFERED": "1",
+               "PYTHONPATH": root}
         env.pop("PYTOOLS_ADMISSION_UPSTREAM_KEY", None)
-        with started([py, "-m", "pytools.admission.standin"], env) as upstream, \
+        with started([up_py, "-m", "pytools.admission.standin", "--validate", validate], env,
+                     timeout_s=600) as upstream, \
                 started([py, "-m", "pytools.admission", "--upstream", upstream,
                          "--tenants", str(tenants), "--port", "0"], env) as proxy, \
                 httpx.Client(timeout=30.0) as client:

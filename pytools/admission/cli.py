@@ -103,17 +103,22 @@ def add_tenant_cmd(tenants_path: Path, tenant_id: str) -> None:
 
 @main.command("bench")
 @click.option("--requests", type=click.IntRange(1, 20_000), default=300, show_default=True)
+@click.option("--upstream-python", default=None,
+              help="Interpreter for the stand-in upstream (e.g. .venv-engines/bin/python).")
+@click.option("--validate", type=click.Choice(["invariants", "vllm"]), default="invariants",
+              show_default=True, help="vllm: the upstream parses bodies with vLLM's models.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-def bench_cmd(requests: int, as_json: bool) -> None:
+def bench_cmd(requests: int, upstream_python: str | None, validate: str, as_json: bool) -> None:
     """Time the proxy's overhead against direct calls to a stand-in upstream (loopback)."""
     from .bench import measure
 
-    result = measure(requests=requests)
+    result = measure(requests=requests, upstream_python=upstream_python, validate=validate)
     if as_json:
         click.echo(json.dumps(result.as_dict(), indent=2, sort_keys=True))
         return
     r = result
-    click.echo(f"{r.requests} interleaved request pairs on 127.0.0.1 (stand-in upstream):")
+    click.echo(f"{r.requests} interleaved request pairs on 127.0.0.1 (stand-in upstream, "
+               f"validating: {validate}):")
     click.echo(f"  direct   median {r.direct_median_ms:.2f} ms   p99 {r.direct_p99_ms:.2f} ms")
     click.echo(f"  proxied  median {r.proxied_median_ms:.2f} ms   p99 {r.proxied_p99_ms:.2f} ms")
     click.echo(f"  overhead median {r.overhead_median_ms:.2f} ms   p99 {r.overhead_p99_ms:.2f} ms"
