@@ -266,6 +266,10 @@ def test_secret_never_defaults(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="at least 32"):
         load_secret(None, environ={tenants_mod.SECRET_ENV: "ab" * 8})
     assert load_secret(None, environ={tenants_mod.SECRET_ENV: SECRET.hex()}) == SECRET
+    with pytest.raises(ConfigError, match="must be hex"):
+        load_secret(None, environ={tenants_mod.SECRET_ENV: "correct horse battery staple!" * 2})
+    with pytest.raises(ConfigError, match="repeated byte"):
+        load_secret(None, environ={tenants_mod.SECRET_ENV: "00" * 32})
     f = tmp_path / "secret"
     f.write_text(SECRET.hex() + "\n")
     assert load_secret(f, environ={}) == SECRET

@@ -156,7 +156,7 @@ def test_committed_evidence_is_written_canonically(repo_root: Path,
     (lambda d: d["runs"]["headline"].__setitem__("prompts_sha256", "0" * 64),
      "do not regenerate"),
     (lambda d: d["runs"]["bound"]["params"].__setitem__("seed", 1), "params differ"),
-    (lambda d: d["salts"].__setitem__("secret_hex", "00" * 32), "salts"),
+    (lambda d: d["salts"].__setitem__("throwaway_secret_hex", "00" * 32), "salts"),
     (lambda d: d["salts"]["keyed"].__setitem__("tenant-a", "k1-" + "0" * 64), "salts"),
     (lambda d: d.__setitem__("generator", "other/v9"), "generator"),
 ])

@@ -9,7 +9,7 @@ stolen tenants file does not reveal a key, and there is nothing to brute-force. 
 up by its hash.
 
 The secret comes from ``$PYTOOLS_ADMISSION_SECRET`` (hex) or a file (hex, or raw bytes); there
-is no default, and a secret shorter than 32 bytes is refused.
+is no default, and a secret shorter than 32 bytes (or one repeated byte) is refused.
 """
 
 from __future__ import annotations
@@ -122,18 +122,22 @@ def add_tenant(path: Path, tenant_id: str) -> str:
     return key
 
 
-def parse_secret(text: bytes, origin: str) -> bytes:
-    """A secret from hex text (whitespace stripped) or, failing that, the raw bytes."""
+def parse_secret(text: bytes, origin: str, raw_allowed: bool = True) -> bytes:
+    """A secret from hex text (whitespace stripped) or, for a file, its raw bytes."""
     stripped = text.strip()
     try:
         secret = bytes.fromhex(stripped.decode("ascii"))
     except (UnicodeDecodeError, ValueError):
+        if not raw_allowed:
+            raise ConfigError(f"{origin}: the secret must be hex") from None
         secret = text
     if len(secret) < MIN_SECRET_BYTES:
         raise ConfigError(
             f"{origin}: the secret has {len(secret)} bytes; at least {MIN_SECRET_BYTES} "
             "are needed (e.g. `python -c 'import secrets; print(secrets.token_hex(32))'`)"
         )
+    if len(set(secret)) <= 1:
+        raise ConfigError(f"{origin}: the secret is one repeated byte; use a random one")
     return secret
 
 
@@ -151,4 +155,4 @@ def load_secret(secret_file: Path | None, environ: dict[str, str] | None = None)
             f"no secret: set ${SECRET_ENV} (hex, at least {MIN_SECRET_BYTES} bytes) or pass "
             "--secret-file; the proxy never starts without one"
         )
-    return parse_secret(value.encode("utf-8"), f"${SECRET_ENV}")
+    return parse_secret(value.encode("utf-8"), f"${SECRET_ENV}", raw_allowed=False)

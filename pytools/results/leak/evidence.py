@@ -42,9 +42,9 @@ def evidence_path(root: Path, engine: str) -> Path:
 
 
 def salts_record(salts: Salts, seed: int) -> dict[str, Any]:
-    return {"scheme": SALT_SCHEME, "secret_hex": salts.secret.hex(), "secret_seed": seed,
-            "secret_note": SECRET_NOTE, "keyed": dict(salts.keyed),
-            "guessable": dict(salts.guessable)}
+    return {"scheme": SALT_SCHEME, "throwaway_secret_hex": salts.secret.hex(),
+            "throwaway_secret_seed": seed, "throwaway_secret_note": SECRET_NOTE,
+            "keyed": dict(salts.keyed), "guessable": dict(salts.guessable)}
 
 
 def build_evidence(engine: CacheEngine) -> dict[str, Any]:
@@ -158,7 +158,12 @@ def recheck(doc: dict[str, Any]) -> list[str]:
     if doc.get("salts") != salts_record(salts, HEADLINE.seed):
         problems.append("salts (secret, keyed or guessable) do not recompute")
     for tenant, salt in sorted(salts.keyed.items()):
-        if keyed_salt(bytes.fromhex(doc["salts"].get("secret_hex", "")), tenant) != salt:
+        secret_hex = doc.get("salts", {}).get("throwaway_secret_hex", "")
+        try:
+            recomputed = keyed_salt(bytes.fromhex(secret_hex), tenant)
+        except ValueError:  # not hex, or too short
+            recomputed = None
+        if recomputed != salt:
             problems.append(f"keyed salt of {tenant} does not recompute")
         if (why := vllm_salt_problem(salt)) is not None:
             problems.append(f"keyed salt of {tenant} breaks vLLM's salt rules: {why}")
