@@ -26,6 +26,12 @@ def committed(repo_root: Path) -> dict[str, dict[str, Any]]:
     return {e: ev.load_evidence(ev.evidence_path(repo_root, e), e) for e in ("vllm", "sglang")}
 
 
+@pytest.fixture(scope="module")
+def reference() -> dict[str, dict[str, list[int]]]:
+    """The reference model's counts for every run (16-token blocks), computed once."""
+    return ev.reference_counts(16)
+
+
 # --------------------------------------------------------------------------- prompts
 
 
@@ -114,8 +120,9 @@ def test_planted_defect_broken_admission_is_caught(monkeypatch: pytest.MonkeyPat
     assert row["adversary_hit_tokens_keyed_salt"] == pair.shared // 16 * 16 > 0
 
 
-def test_planted_defect_leaky_engine_disagrees_with_the_reference() -> None:
-    """Planted defect: an engine that ignores salts yields evidence that recheck refuses."""
+def test_planted_defect_leaky_engine_disagrees_with_the_reference(
+        committed: dict[str, dict[str, Any]], reference: dict[str, Any]) -> None:
+    """Planted defect: an engine that ignores salts yields counts that recheck refuses."""
 
     class Leaky(ReferenceEngine):
         def session(self) -> ReferenceSession:
@@ -127,17 +134,20 @@ def test_planted_defect_leaky_engine_disagrees_with_the_reference() -> None:
 
             return Unsalted()  # type: ignore[return-value]
 
-    doc = ev.build_evidence(Leaky(block_size=16))
-    problems = ev.recheck(doc)
+    doc = copy.deepcopy(committed["vllm"])
+    doc["runs"]["headline"]["counts"] = run_pairs(Leaky(block_size=16), generate(HEADLINE),
+                                                  Salts.for_seed(HEADLINE.seed))
+    problems = ev.recheck(doc, reference)
     assert any("cross_tenant_hit_tokens_salted" in p and "disagrees" in p for p in problems)
 
 
 # --------------------------------------------------------------------------- evidence
 
 
-def test_committed_evidence_rechecks(committed: dict[str, dict[str, Any]]) -> None:
+def test_committed_evidence_rechecks(committed: dict[str, dict[str, Any]],
+                                     reference: dict[str, Any]) -> None:
     for engine, doc in committed.items():
-        assert ev.recheck(doc) == [], engine
+        assert ev.recheck(doc, reference) == [], engine
         assert doc["engine"]["name"] == engine
 
 
@@ -161,10 +171,11 @@ def test_committed_evidence_is_written_canonically(repo_root: Path,
     (lambda d: d.__setitem__("generator", "other/v9"), "generator"),
 ])
 def test_planted_defect_tampered_evidence_is_refused(
-        committed: dict[str, dict[str, Any]], tamper: Any, expect: str) -> None:
+        committed: dict[str, dict[str, Any]], reference: dict[str, Any], tamper: Any,
+        expect: str) -> None:
     doc = copy.deepcopy(committed["vllm"])
     tamper(doc)
-    problems = ev.recheck(doc)
+    problems = ev.recheck(doc, reference)
     assert any(expect in p for p in problems), problems
 
 
