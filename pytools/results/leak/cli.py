@@ -104,12 +104,19 @@ def show_cmd(root: Path) -> None:
 @click.option("--python", "python", default=None,
               help="The engines' interpreter, used when this one cannot import the engine.")
 @click.option("--here", is_flag=True, help="Never re-run with another interpreter.")
+@click.option("--url", default=None, help="openai-http: the server's base URL.")
+@click.option("--model", default=None, help="openai-http: the served model's name.")
+@click.option("--block-size", type=click.IntRange(min=1), default=16, show_default=True,
+              help="The engine's block (page) size in tokens.")
 @click.pass_obj
-def run_cmd(root: Path, engine: str, out: Path | None, python: str | None, here: bool) -> None:
+def run_cmd(root: Path, engine: str, out: Path | None, python: str | None, here: bool,
+            url: str | None, model: str | None, block_size: int) -> None:
     """Run every scenario on the engine's own cache code; write its evidence file."""
     path = out or evidence_path(root, engine)
     try:
-        adapter = load_engine(engine)
+        adapter = load_engine(engine, url=url, model=model, block_size=block_size)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
     except EngineUnavailable as exc:
         if here:
             raise click.ClickException(str(exc)) from None
@@ -121,7 +128,7 @@ def run_cmd(root: Path, engine: str, out: Path | None, python: str | None, here:
         click.echo(f"{engine} is not importable here; running with {other}", err=True)
         env = {**os.environ, "PYTHONPATH": str(root)}
         cmd = [str(other), "-m", "pytools.leak", "--root", str(root), "run", "--engine", engine,
-               "--out", str(path.resolve()), "--here"]
+               "--out", str(path.resolve()), "--block-size", str(block_size), "--here"]
         sys.exit(subprocess.run(cmd, cwd=root, env=env).returncode)
     start = time.monotonic()
     doc = build_evidence(adapter)

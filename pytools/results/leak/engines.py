@@ -9,9 +9,12 @@
   SGLang's scheduler matches (``RadixKey(..., cache_salt=..., limit=len - 1)``), then the
   prompt inserted, as a finished request's prompt is.
 
-Both with blocks/pages of 16 tokens (vLLM's default block size; SGLang's default page size is 1,
-which would count hits token by token) and caches large enough that nothing is evicted. The
-engines are imported only here, inside the adapters, so nothing else needs them installed.
+* ``openai-http``: a running OpenAI-compatible server with a real model, over HTTP (the way to
+  add a GPU run: no change to the scenarios, the evidence or the re-check).
+
+The first two with blocks/pages of 16 tokens (vLLM's default block size; SGLang's default page
+size is 1, which would count hits token by token) and caches large enough that nothing is
+evicted. The engines are imported only here, inside the adapters, so nothing else needs them.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 BLOCK_SIZE = 16
 NUM_BLOCKS = 1024  # > the blocks of the 4 largest requests of a scenario: no eviction
 MAX_MODEL_LEN = 4096
-ENGINE_NAMES = ("vllm", "sglang")
+ENGINE_NAMES = ("vllm", "sglang", "openai-http")
 
 
 class EngineUnavailable(RuntimeError):
@@ -164,10 +167,67 @@ class SglangEngine:
         return SglangSession(self)
 
 
-def load_engine(name: str) -> VllmEngine | SglangEngine:
+class HttpSession:
+    """A served engine's cache, emptied through its reset endpoint."""
+
+    def __init__(self, engine: HttpEngine) -> None:
+        self._engine = engine
+        engine.post("/reset_prefix_cache", None)
+
+    def serve(self, tokens: Sequence[int], salt: str | None) -> int:
+        body: dict[str, Any] = {"model": self._engine.model, "prompt": list(tokens),
+                                "max_tokens": 1}
+        if salt is not None:
+            body["cache_salt"] = salt
+        usage = self._engine.post("/v1/completions", body).get("usage") or {}
+        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+        if type(cached) is not int:
+            raise RuntimeError("the server reports no usage.prompt_tokens_details.cached_tokens "
+                               "(vLLM: start it with --enable-prompt-tokens-details)")
+        return cached
+
+
+class HttpEngine:
+    """A running OpenAI-compatible server with a real model (e.g. vLLM on a GPU), driven over
+    HTTP: prompts as token ids, hits read from ``usage.prompt_tokens_details.cached_tokens``
+    (vLLM: ``--enable-prompt-tokens-details``), the cache emptied before each scenario by
+    ``POST /reset_prefix_cache`` (vLLM: ``VLLM_SERVER_DEV_MODE=1``). ``block_size`` must be the
+    server's (the reference model re-checks the counts with it)."""
+
+    name = "openai-http"
+
+    def __init__(self, url: str, model: str, block_size: int = BLOCK_SIZE) -> None:
+        import httpx
+
+        self.url, self.model, self.block_size = url.rstrip("/"), model, block_size
+        self._client = httpx.Client(timeout=600.0)
+        answer = self._client.get(self.url + "/version")
+        self.version = answer.json().get("version", "unknown") if answer.is_success else "unknown"
+
+    def post(self, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        answer = self._client.post(self.url + path, json=body)
+        if not answer.is_success:
+            raise RuntimeError(f"{path}: HTTP {answer.status_code}: {answer.text[:300]}")
+        return answer.json() if answer.content else {}
+
+    def describe(self) -> dict[str, Any]:
+        return {"cache": "served over HTTP (usage.prompt_tokens_details.cached_tokens)",
+                "block_size": self.block_size, "model": self.model,
+                "environment": _versions()}
+
+    def session(self) -> HttpSession:
+        return HttpSession(self)
+
+
+def load_engine(name: str, url: str | None = None, model: str | None = None,
+                block_size: int = BLOCK_SIZE) -> VllmEngine | SglangEngine | HttpEngine:
     """The adapter for ``name`` (raises :class:`EngineUnavailable` if it cannot be imported)."""
     if name == "vllm":
-        return VllmEngine()
+        return VllmEngine(block_size=block_size)
     if name == "sglang":
-        return SglangEngine()
+        return SglangEngine(page_size=block_size)
+    if name == "openai-http":
+        if not url or not model:
+            raise ValueError("the openai-http engine needs --url and --model")
+        return HttpEngine(url, model, block_size)
     raise ValueError(f"unknown engine {name!r}; choose from {', '.join(ENGINE_NAMES)}")
