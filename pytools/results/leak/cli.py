@@ -25,6 +25,7 @@ from pytools.paths import project_root
 
 from .engines import ENGINE_NAMES, EngineUnavailable, load_engine
 from .evidence import (
+    CERTIFIED_ENGINES,
     EvidenceError,
     build_evidence,
     evidence_path,
@@ -149,7 +150,7 @@ def run_cmd(root: Path, engine: str, out: Path | None, python: str | None, here:
 def check_cmd(root: Path, engine: tuple[str, ...]) -> None:
     """Re-check committed evidence files without the engines (what certify does)."""
     failed = False
-    for name in engine or ENGINE_NAMES:
+    for name in engine or CERTIFIED_ENGINES:
         path = evidence_path(root, name)
         try:
             problems = recheck(load_evidence(path, name))

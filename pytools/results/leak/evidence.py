@@ -28,6 +28,8 @@ from .scenarios import METRICS, OTHER, VICTIM, CacheEngine, Salts, run_pairs
 FORMAT = "pytools.leak.evidence/v1"
 EVIDENCE_DIR = Path("data/leak")
 RUNS: dict[str, PromptParams] = {"headline": HEADLINE, "bound": BOUND}
+#: The engines whose committed evidence the certificate rests on (primary first).
+CERTIFIED_ENGINES = ("vllm", "sglang")
 SALT_SCHEME = (f"{SALT_PREFIX} + hex HMAC-SHA256(secret, {SALT_LABEL.decode()!r} NUL tenant id)")
 SECRET_NOTE = ("throw-away secret of the reproduction, derived from the headline seed so that "
                "certify can recompute the keyed salts; a deployment's secret is random and secret")

@@ -15,13 +15,20 @@ from typing import Any
 from pytools.paths import sha256_file
 from pytools.results.spec import Evidence, InputFile, ResultSpec
 
-from .evidence import RUNS, EvidenceError, evidence_path, load_evidence, recheck
+from .evidence import (
+    CERTIFIED_ENGINES,
+    RUNS,
+    EvidenceError,
+    evidence_path,
+    load_evidence,
+    recheck,
+)
 from .scenarios import METRICS
 
 RESULT_ID = "tenant-leak"
 RESULT_TITLE = ("The cross-tenant prefix-cache leak on vLLM's and SGLang's own cache code, "
                 "closed by a keyed salt bound at admission")
-PRIMARY, SECOND = "vllm", "sglang"
+PRIMARY, SECOND = CERTIFIED_ENGINES
 #: Code whose hash the certificate binds: the salt function and the policy the scenarios use.
 CODE_INPUTS = ("pytools/admission/salt.py", "pytools/admission/policy.py")
 CONFIDENCE = 0.95
@@ -30,6 +37,7 @@ THEOREMS: tuple[str, ...] = tuple(
     f"KVCache.Leak.{name}"
     for name in (
         "mem_run",
+        "owner_of_binding",
         "no_leak_of_binding",
         "keyed_binding",
         "keyed_zero_leak",
