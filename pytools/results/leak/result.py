@@ -147,11 +147,12 @@ def claims(f: dict[str, Any]) -> dict[str, bool]:
 def evidence(root: Path) -> Evidence:
     """Figures of ``tenant-leak`` from the two committed, re-checked evidence files."""
     root = Path(root)
-    docs, problems = {}, []
+    docs, found = {}, {}
     for engine in (PRIMARY, SECOND):
         docs[engine] = load_evidence(evidence_path(root, engine), engine)
-        problems += [f"{engine}: {p}" for p in recheck(docs[engine])]
-    if problems:
+        found[engine] = recheck(docs[engine])
+    problems = [f"{engine}: {p}" for engine, ps in found.items() for p in ps]
+    if problems:  # certify publishes nothing that the re-check refuses
         raise EvidenceError("; ".join(problems))
     primary, second = engine_figures(docs[PRIMARY]), engine_figures(docs[SECOND])
     same = all(primary[m] == second[m] for m in METRICS) and \
@@ -168,9 +169,10 @@ def evidence(root: Path) -> Evidence:
         "claims": claims(primary),
         "second_engine": {**second, "claims": claims(second)},
         "engines_agree": same,
-        "reference_model_agrees": True,  # recheck() above: any disagreement raised
+        # recheck() re-ran the reference model and recomputed the salts and their vLLM rules
+        "reference_model_agrees": not any(found.values()),
         "keyed_salt": {"scheme": docs[PRIMARY]["salts"]["scheme"],
-                       "recomputed": True, "vllm_salt_rules_ok": True},
+                       "recomputed_and_within_vllm_rules": not any(found.values())},
     }
     inputs = [InputFile(evidence_path(Path("."), e).as_posix(),
                         sha256_file(evidence_path(root, e))) for e in (PRIMARY, SECOND)]
