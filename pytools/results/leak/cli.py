@@ -91,8 +91,8 @@ def show_cmd(root: Path) -> None:
                    f"unchanged in {p['own_reuse_unchanged_pairs']}")
         for scenario, b in f["upper_bounds"].items():
             click.echo(f"  {scenario}: 0 of {b['pairs']} -> 95% upper bound "
-                       f"{b['upper_bound_rule_of_three']:.4f} (rule of three), "
-                       f"{b['upper_bound_exact_95']:.4f} (exact)")
+                       f"{b['upper_bound_rule_of_three']:.6f} (rule of three), "
+                       f"{b['upper_bound_exact_95']:.6f} (exact)")
         click.echo("claims: " + ", ".join(f"{k}={v}" for k, v in f["claims"].items()))
     click.echo(f"\nengines agree: {figures['engines_agree']}; reference model agrees: "
                f"{figures['reference_model_agrees']}")
