@@ -87,7 +87,7 @@ def show_cmd(root: Path) -> None:
                    "hit tokens served from cache)")
         click.echo(table({**f, "prompt_tokens": figures["prompt_tokens"]}))
         p = f["pairs"]
-        click.echo(f"{p['n']} random pairs: leaking pairs {p['leaking_pairs']}; own reuse "
+        click.echo(f"{p['pair_count']} random pairs: leaking pairs {p['leaking_pairs']}; own reuse "
                    f"unchanged in {p['own_reuse_unchanged_pairs']}")
         for scenario, b in f["upper_bounds"].items():
             click.echo(f"  {scenario}: 0 of {b['pairs']} -> 95% upper bound "

@@ -91,7 +91,11 @@ def exact_upper(n: int, confidence: float = CONFIDENCE) -> float:
 
 
 def engine_figures(doc: dict[str, Any]) -> dict[str, Any]:
-    """Per-prompt lists, totals and the 1,000-pair summary of one engine's evidence."""
+    """Per-prompt lists, totals and the 1,000-pair summary of one engine's evidence.
+
+    No figure uses the site's annotation keys (``n``, ``value``, ``input``, ...): these are plain
+    figures, not annotated ones.
+    """
     head = doc["runs"]["headline"]["counts"]
     bound = doc["runs"]["bound"]["counts"]
     n = RUNS["bound"].pairs
@@ -115,7 +119,7 @@ def engine_figures(doc: dict[str, Any]) -> dict[str, Any]:
         "settings": doc["engine"]["settings"],
         **{metric: list(head[metric]) for metric in METRICS},
         "totals": {metric: sum(head[metric]) for metric in METRICS},
-        "pairs": {"n": n, "seed": RUNS["bound"].seed, "leaking_pairs": leaking,
+        "pairs": {"pair_count": n, "seed": RUNS["bound"].seed, "leaking_pairs": leaking,
                   "own_reuse_unchanged_pairs": own_equal,
                   "claims_refused": sum(bound["adversary_salt_claims_refused"]),
                   "cross_tenant_hit_tokens_total": {
@@ -140,7 +144,7 @@ def claims(f: dict[str, Any]) -> dict[str, bool]:
         "client_salts_refused": sum(f["adversary_salt_claims_refused"]) == prompts,
         "bound_zero_with_salts": pairs["leaking_pairs"]["per_tenant_salt"] == 0
         and pairs["leaking_pairs"]["keyed_salt"] == 0,
-        "bound_own_reuse_unchanged": pairs["own_reuse_unchanged_pairs"] == pairs["n"],
+        "bound_own_reuse_unchanged": pairs["own_reuse_unchanged_pairs"] == pairs["pair_count"],
     }
 
 
