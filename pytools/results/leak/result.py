@@ -77,7 +77,9 @@ RESULT_LIMITS: tuple[str, ...] = (
     "The keyed salts here use a throw-away secret derived from the public seed, so that they "
     "can be recomputed; a deployment's secret is random and kept secret. The Lean model does "
     "not model the secret: the keyed admission refuses every client-chosen salt.",
-    "The Lean model has no eviction (evicting only removes hits) and counts whole blocks.",
+    "The Lean model has no eviction (evicting only removes hits) and counts whole blocks of a "
+    "request's chain; the engines' rule that the last prompt token is always recomputed "
+    "(at most len - 1 tokens from cache) is in the reference model, not in Lean.",
 )
 
 
