@@ -29,10 +29,16 @@ SECRET = bytes.fromhex(secrets.token_hex(32))  # throw-away
 
 
 @pytest.fixture(scope="module")
-def vllm_upstream(repo_root: Path) -> Iterator[str]:
+def engines_py(repo_root: Path) -> Path:
     py = engines_python(repo_root)
     if not py.is_file():
         pytest.skip(f"no engines venv at {py}: run `bash .ci/engines/install.sh`")
+    return py
+
+
+@pytest.fixture(scope="module")
+def vllm_upstream(repo_root: Path, engines_py: Path) -> Iterator[str]:
+    py = engines_py
     env = {**os.environ, "PYTHONPATH": str(repo_root)}
     try:
         with started([str(py), "-m", "pytools.admission.standin", "--validate", "vllm",
@@ -85,13 +91,12 @@ def test_planted_defect_vllm_refuses_a_bad_salt(vllm_upstream: str) -> None:
         assert r.status_code == 422 and r.json()["check"] == "vllm", (path, bad, r.text)
 
 
-def test_overhead_against_the_vllm_validating_upstream(repo_root: Path) -> None:
+def test_overhead_against_the_vllm_validating_upstream(engines_py: Path) -> None:
     """Reported, not asserted beyond sanity: per-request latency, direct and through the proxy,
     each server in its own process, the upstream parsing every body with vLLM's models."""
     from pytools.admission.bench import measure
 
-    r = measure(requests=200, warmup=20, upstream_python=str(engines_python(repo_root)),
-                validate="vllm")
+    r = measure(requests=200, warmup=20, upstream_python=str(engines_py), validate="vllm")
     sys.stderr.write("proxy overhead vs vLLM-validating upstream: "
                      + json.dumps(r.as_dict(), sort_keys=True) + "\n")
     assert r.proxied_median_ms > 0 and r.direct_median_ms > 0
