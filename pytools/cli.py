@@ -25,6 +25,8 @@ LAZY_COMMANDS: dict[str, str] = {
     "traces": "pytools.results.ceiling.cli:main",
     "kernel": "pytools.results.kernel.cli:main",
     "placement": "pytools.results.placement.cli:main",
+    "leak": "pytools.results.leak.cli:main",
+    "admission": "pytools.admission.cli:main",
 }
 
 
