@@ -3,7 +3,8 @@ module
 public import Proofs.Isolation.Floor
 public import Proofs.Ceiling.Cache
 public import Proofs.Ceiling.Mooncake
-public import Proofs.Kernel.Basic
+public import Proofs.Kernel.Model
+public import Proofs.Kernel.Invariants
 public import Proofs.Kernel.Table
 public import Proofs.Placement.Wall
 public import Proofs.Leak.Salted
@@ -17,8 +18,10 @@ The library's root: importing `Proofs` brings every published result.
   needs 2^(T·n) isolation states (T^n with single owners); tight.
 * `Proofs.Ceiling.Cache` — every demand-fetch cache: hits + distinct ≤ |requests|, reached
   with enough capacity; `Proofs.Ceiling.Mooncake` instantiates it on a public trace.
-* `Proofs.Kernel.Basic` — the single-owner state-movement kernel and its invariants;
-  `Proofs.Kernel.Table` checks it against an independent reference on a finite domain.
+* `Proofs.Kernel.Model` — the single-owner state-movement kernel and its finite-domain
+  checkers; `Proofs.Kernel.Invariants` — its theorems (one live owner, unreadable escrow,
+  stale transfers refused, ...); `Proofs.Kernel.Table` checks it against an independent
+  reference on a finite domain.
 * `Proofs.Placement.Wall` — misses ≥ distinct blocks for every routing and policy; a pooled
   cache reaches the wall, per-instance caches cannot when blocks are shared.
 * `Proofs.Leak.Salted` — a prefix cache keyed by (salt, block) with a keyed salt bound at

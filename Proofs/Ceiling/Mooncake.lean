@@ -62,7 +62,7 @@ theorem hit_rate_le_ceiling (k : Nat) (P : Policy Nat) (r : List Nat)
   exact Nat.le_of_eq ceiling_fraction.1
 
 /-- The block stream of the trace's first 8 requests. -/
-noncomputable def excerpt : List Nat :=
+def excerpt : List Nat :=
   [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 0, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
    26, 27, 0, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 0, 42, 43, 44, 45, 0, 46, 47,
    48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 0, 59, 60, 61, 62, 63, 64, 65, 66, 67, 0, 68, 69, 70,

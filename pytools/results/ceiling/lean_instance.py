@@ -113,7 +113,7 @@ theorem hit_rate_le_ceiling (k : Nat) (P : Policy Nat) (r : List Nat)
   exact Nat.le_of_eq ceiling_fraction.1
 
 /-- The block stream of the trace's first {taken} requests. -/
-noncomputable def excerpt : List Nat :=
+def excerpt : List Nat :=
 {_lean_list(excerpt)}
 
 /-- The excerpt has {len(excerpt)} block references (checked by the kernel). -/
