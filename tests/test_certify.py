@@ -188,7 +188,8 @@ def test_run_with_a_finding_writes_nothing(project: Path, monkeypatch) -> None:
     monkeypatch.setattr(certify, "find_toolchain", lambda lean, root: chain)
     monkeypatch.setattr(certify, "build", lambda root, tc, jobs=None: BuildResult(order=[]))
     monkeypatch.setattr(certify.audit_mod, "audit_modules",
-                        lambda modules, path: report(decl("KVCache.A.main"), findings=(finding,)))
+                        lambda modules, path, **kw: report(decl("KVCache.A.main"),
+                                                           findings=(finding,)))
     monkeypatch.setattr(certify, "published_results", lambda: (spec(),))
     outcome = certify.run(project, check=False)
     assert not outcome.ok

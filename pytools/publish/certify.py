@@ -23,8 +23,10 @@ from typing import Any
 import click
 
 from pytools.lean import audit as audit_mod
+from pytools.lean.audit import certificate as audit_certificate
+from pytools.lean.audit import reviewed
 from pytools.lean.build import BUILD_DIR, build, lake_build, report
-from pytools.lean.modules import BuildError, discover, topological_order
+from pytools.lean.modules import LIBRARY_ROOTS, BuildError, discover, topological_order
 from pytools.lean.toolchain import Toolchain, ToolchainError, find_toolchain
 from pytools.paths import project_root, sha256_file
 from pytools.results.registry import published_results
@@ -40,7 +42,6 @@ RECEIPT = Path(".lake/build/pytools-receipt.json")
 README = Path("README.md")
 SUMMARY_START = "<!-- pytools.certify:summary -->"
 SUMMARY_END = "<!-- /pytools.certify:summary -->"
-ALLOWED_AXIOMS = ("Classical.choice", "Quot.sound", "propext")
 
 
 @dataclass
@@ -59,30 +60,15 @@ def library_sources(root: Path) -> list[dict[str, str]]:
     return [{"path": p, "sha256": sha256_file(root / p)} for p in paths if (root / p).is_file()]
 
 
-def audit_summary(report_: audit_mod.AuditReport) -> dict[str, Any]:
-    decls = report_.declarations
-    auxiliary = sum(1 for d in decls if d.auxiliary)
-    theorems = sum(1 for d in decls if d.kind == "theorem" and not d.auxiliary)
-    return {
-        "declarations": len(decls),
-        "user_facing": len(decls) - auxiliary,
-        "auxiliary": auxiliary,
-        "user_facing_theorems": theorems,
-        "findings": len(report_.findings),
-        "allowed_axioms": list(ALLOWED_AXIOMS),
-        "trusted_core_theorems": len(report_.trusted_core),
-        "trusted_core_constants": list(report_.trusted_core),
-        "trusted_core_note": (
-            "core theorems whose proof bodies are absent from the exported core library are "
-            "trusted: their own axioms are not re-derived by this audit"
-        ),
-        "method": "pytools.lean.olean reads the compiled .olean files and walks every constant "
-        "reference of each declaration transitively",
-    }
+def audit_summary(report_: audit_mod.AuditReport,
+                  lean: dict[str, str] | None = None) -> dict[str, Any]:
+    """The certificate's audit block (written by :mod:`pytools.lean.audit.certificate`)."""
+    return audit_certificate.audit_block(report_, lean or {})
 
 
 def _theorem_entries(
-    spec: ResultSpec, by_name: dict[str, audit_mod.Declaration], problems: list[str]
+    spec: ResultSpec, by_name: dict[str, audit_mod.Declaration], problems: list[str],
+    report_: audit_mod.AuditReport,
 ) -> list[dict[str, Any]]:
     entries = []
     if not spec.theorems:
@@ -95,15 +81,7 @@ def _theorem_entries(
         if decl.kind != "theorem":
             problems.append(f"{spec.id}: {name} is a {decl.kind}, not a theorem")
             continue
-        entries.append(
-            {
-                "name": decl.name,
-                "module": decl.module,
-                "statement": decl.statement,
-                "statement_sha256": decl.statement_sha256,
-                "axioms": sorted(decl.axioms),
-            }
-        )
+        entries.append(audit_certificate.theorem_entry(decl, report_))
     return entries
 
 
@@ -119,10 +97,10 @@ def derive(
         out.problems.append(finding.message())
     by_name = {d.name: d for d in report_.declarations}
     sources = library_sources(root)
-    summary = audit_summary(report_)
+    summary = audit_summary(report_, toolchain_identity)
     manifest_theorems = []
     for spec in results:
-        theorems = _theorem_entries(spec, by_name, out.problems)
+        theorems = _theorem_entries(spec, by_name, out.problems, report_)
         try:
             evidence = spec.evidence(root) if spec.evidence else Evidence(figures={})
         except Exception as exc:  # a result's evidence failing is a finding, not a crash
@@ -265,6 +243,9 @@ def _same_but_toolchain(a: bytes, b: bytes) -> bool:
         if isinstance(obj, dict):
             obj.pop("toolchain", None)
             obj.pop("body_sha256", None)
+            for key in audit_certificate.MACHINE_KEYS:  # which checks this machine could run
+                if isinstance(obj.get("audit"), dict):
+                    obj["audit"].pop(key, None)
             for entry in obj.get("files", []):
                 entry.pop("sha256", None)
                 entry.pop("size", None)
@@ -315,6 +296,38 @@ def native_cross_check(
     return audit_mod.compare_with_native(report_, native)
 
 
+def audit_checks(
+    toolchain: Toolchain, root: Path, modules: list[str], report_: audit_mod.AuditReport,
+    results: tuple[ResultSpec, ...],
+) -> tuple[list[str], dict[str, bool], dict[str, str]]:
+    """The checks beside the .olean audit: the reviewed statements (always), and where a
+    native Lean exists `#print axioms` and a kernel replay (leanchecker) of every module.
+    Returns (problems, which checks ran, why the others did not)."""
+    import os
+
+    theorems = sorted({t for spec in results for t in spec.theorems})
+    try:
+        problems = reviewed.check(root, report_, theorems)
+    except audit_mod.AuditError as exc:
+        problems = [f"{reviewed.REVIEWED_FILE}: cannot compare: {exc}"]
+    ran = {"reviewed-statements": True}
+    why: dict[str, str] = {}
+    if toolchain.kind != "native":
+        return problems, ran, why
+    problems += native_cross_check(toolchain, root, modules, report_, results)
+    ran["print-axioms"] = True
+    checker = audit_mod.find_leanchecker(toolchain.lean[0])
+    if checker is None:
+        why["leanchecker"] = f"no leanchecker next to {toolchain.lean[0]} or on PATH"
+        return problems, ran, why
+    cmd = [toolchain.lake, "env", checker] if toolchain.lake else [checker]
+    env = {**os.environ, "LEAN_PATH": os.pathsep.join([str(root / BUILD_DIR),
+                                                       str(toolchain.lib_dir)])}
+    problems += audit_mod.run_leanchecker(cmd, modules, cwd=root, env=env)
+    ran["leanchecker"] = True
+    return problems, ran, why
+
+
 @dataclass
 class Run:
     ok: bool
@@ -336,17 +349,20 @@ def run(root: Path, check: bool, lean: str | None = None, jobs: int | None = Non
         return Run(False, timings)
 
     start = time.monotonic()
-    modules = topological_order(discover(root))
-    audited = audit_mod.audit_modules(modules, [root / BUILD_DIR, toolchain.lib_dir])
+    library = discover(root)
+    modules = topological_order(library)
     results = published_results()
-    disagreements: list[str] = []
-    if toolchain.kind == "native":
-        disagreements = native_cross_check(toolchain, root, modules, audited, results)
+    theorems = sorted({t for spec in results for t in spec.theorems})
+    audited = audit_mod.audit_modules(
+        modules, [root / BUILD_DIR], core_dir=toolchain.lib_dir, root=LIBRARY_ROOTS[0],
+        sources=audit_certificate.library_sources(root, library), meanings_for=theorems)
+    checks_problems, ran, why = audit_checks(toolchain, root, modules, audited, results)
+    audited = audit_certificate.with_checks(audited, ran, why)
     timings["audit"] = time.monotonic() - start
 
     start = time.monotonic()
     derived = derive(root, toolchain.identity(), audited, results)
-    derived.problems += disagreements
+    derived.problems += checks_problems
     if check:
         same = committed_toolchain(root) in (None, toolchain.identity())
         derived.problems += compare(root, derived, same)
