@@ -499,3 +499,21 @@ def test_transitive_closure_matches_naive_search(case) -> None:
         assert got[key(i)] == (frozenset(key(x) for x in seen & axioms),
                                frozenset(key(x) for x in seen & trusted),
                                frozenset(key(x) for x in reached if x % 2 == 0))
+
+
+def test_defect_allowed_axioms_by_identity(defects_report: AuditReport) -> None:
+    """Controls: core's own `propext`, `Classical.choice`, `Quot.sound`, used directly, are
+    recognised (declaring core module and pinned type hash) and accepted."""
+    decls = defects_report.by_name()
+    assert decls[NS + "uses_propext"].axioms == ("propext",)
+    assert decls[NS + "pick"].axioms == ("Classical.choice",)
+    assert decls[NS + "uses_quot"].axioms == ("Quot.sound",)
+    flagged = {f.declaration for f in defects_report.findings}
+    assert not flagged & {NS + n for n in ("uses_propext", "pick", "uses_quot", "exists_hyg")}
+
+
+def test_defect_statement_printing(defects_report: AuditReport) -> None:
+    """An `∃` and an anonymous instance binder (hygienic in the .olean) print readably."""
+    d = defects_report.by_name()[NS + "exists_hyg"]
+    assert d.statement == "∀ {α : Type} [DecidableEq α] (a : α), ∃ (b : α), b = a"
+    assert dict(d.constants)["Exists"] == "Init.Core"
