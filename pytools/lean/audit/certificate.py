@@ -129,7 +129,8 @@ def theorem_entry(decl: Declaration, report: AuditReport) -> dict[str, Any]:
 
 
 def library_sources(root: Path, modules: Mapping[str, Any],
-                    extra: Sequence[str] = ("lakefile.lean",)) -> list[tuple[str, Path]]:
+                    extra: Sequence[str] = ("lakefile.lean", "lakefile.toml"),
+                    ) -> list[tuple[str, Path]]:
     """(label, file) of every library source (``modules``: name -> object with ``.path``
     relative to ``root``) and the build files, for the ``kernel-option`` rule."""
     out = [(str(m.path), root / m.path) for _, m in sorted(modules.items())]
