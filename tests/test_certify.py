@@ -23,6 +23,7 @@ from bundles import write_private_key, write_public_key
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pytools.lean.audit import AuditReport, Declaration, Finding
+from pytools.lean.audit.certificate import with_checks
 from pytools.lean.build import BuildResult
 from pytools.lean.toolchain import Toolchain
 from pytools.publish import certify, provenance, rebuild
@@ -53,8 +54,11 @@ def decl(name: str, statement: str = "True", kind: str = "theorem") -> Declarati
 
 def report(*decls: Declaration, findings: tuple[Finding, ...] = (),
            modules: tuple[str, ...] = ("Proofs.A",)) -> AuditReport:
-    return AuditReport(declarations=decls, findings=findings, trusted_core=("Nat.le_refl",),
-                       modules=modules)
+    meanings = tuple((d.name, sha256_bytes(f"closure:{d.statement}".encode()), ())
+                     for d in decls)
+    return with_checks(AuditReport(declarations=decls, findings=findings,
+                                   trusted_core=("Nat.le_refl",), modules=modules,
+                                   meanings=meanings), {"reviewed-statements": True})
 
 
 def _git(root: Path, *args: str) -> str:
@@ -137,7 +141,7 @@ def test_certificates_are_schema_valid_hashed_canonical_and_bound(project: Path)
         ".lake/build/lib/lean/Proofs/A.olean", ".lake/build/lib/lean/Proofs/A.olean.server",
         ".lake/build/lib/lean/Proofs/A.olean.private"]
     assert [c["name"] for c in cert["audit"]["checks"]] == [
-        "olean-reader", "native-print-axioms", "leanchecker"]
+        "olean-audit", "print-axioms", "leanchecker", "reviewed-statements"]
     manifest = json.loads(first.files["certificates/MANIFEST.json"])
     assert schema_errors(manifest, "manifest") == []
     assert manifest["theorems"] == [{
@@ -417,8 +421,10 @@ def stubbed(project: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
     monkeypatch.setattr(certify, "find_toolchain", lambda lean, root: chain)
     monkeypatch.setattr(certify, "build", fake_build)
-    monkeypatch.setattr(certify.audit_mod, "audit_modules", lambda modules, path: report(
+    monkeypatch.setattr(certify.audit_mod, "audit_modules", lambda modules, path, **kw: report(
         decl("KVCache.A.main"), findings=calls["findings"]))
+    monkeypatch.setattr(certify, "audit_checks",
+                        lambda *args: ([], {"reviewed-statements": True}, {}))
     monkeypatch.setattr(certify, "published_results", lambda: (spec(),))
     monkeypatch.setattr(certify, "package_schemas", lambda: SCHEMAS)
     monkeypatch.setattr("pytools.publish.bundle.package_schemas", lambda: SCHEMAS)

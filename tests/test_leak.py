@@ -228,6 +228,13 @@ def test_result_figures_show_the_claims(repo_root: Path) -> None:
     from pytools.publish.site.evidence import ANNOTATION_KEYS  # the site reads these keys
 
     assert not [k for k, v in figures.items() if isinstance(v, dict) and ANNOTATION_KEYS & v.keys()]
+    from pytools.publish.validation import package_schemas
+
+    schemas = package_schemas()
+    assert schemas.errors(figures, "figures/tenant-leak") == []
+    planted = {**figures, "claims": {**figures["claims"], "zero_with_keyed_salt": "yes"}}
+    assert schemas.errors(planted, "figures/tenant-leak") == [
+        "/claims/zero_with_keyed_salt: expected boolean, found string"]
 
 
 def test_upper_bounds() -> None:

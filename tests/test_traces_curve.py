@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_traces import best_possible
 
 from pytools.paths import mooncake_trace
 from pytools.results.ceiling.curve import CurveEngine, compute_curve, stack_hits
@@ -129,23 +130,6 @@ def test_random_wide_traces(seed: int) -> None:
 def test_synthetic_mooncake_shaped_traces(seed: int) -> None:
     stream = [x for ids in mooncake_like(140, seed=seed, active=12) for x in ids]
     check_exact(stream)
-
-
-def best_possible(stream: list[int], capacity: int) -> int:
-    """Most hits over every sequence of eviction choices (exhaustive search)."""
-
-    @functools.cache
-    def go(i: int, cache: frozenset[int]) -> int:
-        if i == len(stream):
-            return 0
-        x = stream[i]
-        if x in cache:
-            return 1 + go(i + 1, cache)
-        if len(cache) < capacity:
-            return go(i + 1, cache | {x})
-        return max(go(i + 1, (cache - {v}) | {x}) for v in cache)
-
-    return go(0, frozenset())
 
 
 @settings(max_examples=60, deadline=None)

@@ -157,7 +157,8 @@ def test_schemas_are_draft_2020_12_strict_and_in_the_page_subset() -> None:
     schemas = validation.package_schemas()
     assert {"certificate", "manifest", "statement", "envelope"} <= set(schemas.documents)
     assert set(schemas.figure_results()) >= {"isolation-floor", "demand-fetch-ceiling",
-                                             "single-owner-kernel", "pooled-placement"}
+                                             "single-owner-kernel", "pooled-placement",
+                                             "tenant-leak"}
 
     def objects(node: Any, under: bool = False) -> list[dict[str, Any]]:
         found = []
@@ -426,9 +427,9 @@ def test_listed_file_is_red_if_the_manifest_publishes_another_statement(tmp_path
         (lambda c: c["theorems"][0].update(axioms=["sorryAx"]),
          "/theorems/0/axioms: KVCache.Isolation.two_pow_le_of_exact depends on sorryAx"),
         (lambda c: c["audit"]["checks"][0].update(status="not-run"),
-         "/audit/checks: required check olean-reader did not pass"),
+         "/audit/checks: required check olean-audit did not pass"),
         (lambda c: c["audit"].update(checks=c["audit"]["checks"][1:]),
-         "/audit/checks: required check olean-reader is not recorded"),
+         "/audit/checks: required check olean-audit is not recorded"),
     ],
 )
 def test_policy_fields_are_rechecked(release: dict[str, Path], edit: Any, needle: str) -> None:

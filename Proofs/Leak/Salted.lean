@@ -88,31 +88,37 @@ abbrev Cache (σ κ : Type) : Type := List (σ × κ)
 
 variable {T : Nat} {γ σ κ : Type} [DecidableEq σ] [DecidableEq κ]
 
+-- noncomputable: `∈` on a list (`instBEqOfDecidableEq`): the WebAssembly build cannot compile it
 /-- The number of leading blocks of `ks` found in the cache under salt `s`. -/
 noncomputable def hitLen (c : Cache σ κ) (s : σ) : List κ → Nat
   | [] => 0
   | k :: ks => if (s, k) ∈ c then hitLen c s ks + 1 else 0
 
+-- noncomputable: `∈` on a list (`instBEqOfDecidableEq`): the WebAssembly build cannot compile it
 /-- Cache the blocks `ks` under salt `s` (those not cached yet). -/
 noncomputable def insertAll (s : σ) : Cache σ κ → List κ → Cache σ κ
   | c, [] => c
   | c, k :: ks => insertAll s (if (s, k) ∈ c then c else (s, k) :: c) ks
 
+-- noncomputable: calls `insertAll`
 /-- One request through admission `A`: refused, or its blocks cached under the salt it gets. -/
 noncomputable def step (A : Admission T γ σ) (c : Cache σ κ) (r : Request T γ κ) : Cache σ κ :=
   match A r.tenant r.claimed with
   | none => c
   | some s => insertAll s c r.blocks
 
+-- noncomputable: calls `step`
 /-- The cache after the requests `rs` (oldest first), starting from cache `c`. -/
 noncomputable def runFrom (A : Admission T γ σ) : Cache σ κ → List (Request T γ κ) → Cache σ κ
   | c, [] => c
   | c, r :: rs => runFrom A (step A c r) rs
 
+-- noncomputable: calls `runFrom`
 /-- The cache after the history `rs` (oldest first), starting empty. -/
 noncomputable def run (A : Admission T γ σ) (rs : List (Request T γ κ)) : Cache σ κ :=
   runFrom A [] rs
 
+-- noncomputable: calls `hitLen`
 /-- How many blocks request `r` is served from cache `c` (0 when admission refuses it). -/
 noncomputable def answer (A : Admission T γ σ) (c : Cache σ κ) (r : Request T γ κ) : Nat :=
   match A r.tenant r.claimed with
@@ -135,6 +141,7 @@ def unsalted : Admission T γ Unit := fun _ _ => some ()
 def Binding (A : Admission T γ σ) : Prop :=
   ∀ (t t' : Fin T) (c c' : Option γ) (s : σ), A t c = some s → A t' c' = some s → t = t'
 
+-- noncomputable: `List.filter` (`List.reverse._redArg`): the WebAssembly build cannot compile it
 /-- A tenant's own admitted history: its requests that brought no salt of their own. -/
 noncomputable def own (t : Fin T) (rs : List (Request T γ κ)) : List (Request T γ κ) :=
   rs.filter fun r => decide (r.tenant = t ∧ r.claimed = none)
@@ -396,11 +403,13 @@ theorem guessable_leak (d g : σ) (u t : Fin T) (ks : List κ) (rs : List (Reque
 
 omit [DecidableEq σ] in
 /-- Trusting client salts is not binding as soon as there are two tenants. -/
-theorem trusting_not_binding (d : σ) (u t : Fin T) (hut : u ≠ t) : ¬ Binding (trusting (T := T) d) :=
+theorem trusting_not_binding (d : σ) (u t : Fin T) (hut : u ≠ t) :
+    ¬ Binding (trusting (T := T) d) :=
   fun hA => hut (hA u t none none d rfl rfl)
 
 /-! ## The cost -/
 
+-- noncomputable: `∈` on a list (`instBEqOfDecidableEq`): the WebAssembly build cannot compile it
 /-- How many tenants' keyed salts hold block `k` in cache `c`: the copies of `k` it stores. -/
 noncomputable def copies (salt : Fin T → σ) (c : Cache σ κ) (k : κ) : Nat :=
   (List.finRange T).countP fun t => decide ((salt t, k) ∈ c)
@@ -452,6 +461,7 @@ theorem shared_prefix_entries {salt : Fin T → σ} (hs : Function.Injective sal
 
 /-! ## The salted cache as an exact design of the isolation floor -/
 
+-- noncomputable: `List.filter` (`List.reverse._redArg`): the WebAssembly build cannot compile it
 /-- The history that realises a rights matrix `M`: each tenant `t`, once, sends (with no salt of
 its own) exactly the blocks it may reuse, i.e. it computes them itself. -/
 noncomputable def historyOf {n : Nat} (M : Rights T n) : List (Request T γ (Fin n)) :=
@@ -477,6 +487,7 @@ theorem keyed_realises {salt : Fin T → σ} (hs : Function.Injective salt) {n :
     exact ⟨_, List.mem_map.2 ⟨t, List.mem_finRange t, rfl⟩, (keyed_eq_some_iff hs).2 ⟨rfl, rfl⟩,
       List.mem_filter.2 ⟨List.mem_finRange b, h⟩⟩
 
+-- noncomputable: calls `rowCode` (noncomputable in `Proofs.Isolation.Floor`) and `run`
 /-- The keyed salted cache as a design of the floor: its state is the presence bit of every
 (tenant salt, block) entry after the history of `M`, written as a number by the floor's binary
 coding; it answers "may `t` reuse `b`" by reading the bit of the entry (salt `t`, `b`). -/
@@ -509,6 +520,7 @@ theorem salted_meets_floor {salt : Fin T → σ} (hs : Function.Injective salt) 
   ⟨two_pow_le_of_exact (saltedDesign salt n) (saltedDesign_exact hs n), by
     rw [← Nat.pow_mul, Nat.mul_comm]⟩
 
+-- noncomputable: calls `rowCode` (noncomputable in `Proofs.Isolation.Floor`) and `run`
 /-- The unsalted cache as a design: its state is one presence bit per block. -/
 noncomputable def unsaltedDesign (n : Nat) : Design T n (2 ^ n) where
   encode M := rowCode fun b => decide (((), b) ∈ run (unsalted (γ := Unit)) (historyOf M))

@@ -17,6 +17,7 @@ stale or different (CI runs it).
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -28,8 +29,10 @@ import click
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pytools.lean import audit as audit_mod
+from pytools.lean.audit import certificate as audit_certificate
+from pytools.lean.audit import reviewed
 from pytools.lean.build import BUILD_DIR, build, lake_build, report
-from pytools.lean.modules import BuildError, discover, topological_order
+from pytools.lean.modules import LIBRARY_ROOTS, BuildError, discover, topological_order
 from pytools.lean.toolchain import Toolchain, ToolchainError, find_toolchain
 from pytools.paths import project_root, sha256_file
 from pytools.results.registry import published_results
@@ -60,7 +63,6 @@ from .compare import (
     recorded_source,
 )
 from .keys import KeyFileError, load_signing_key
-from .policy import ALLOWED_AXIOMS, checks_ran
 from .validation import SchemaSet, package_schemas
 
 RECEIPT = Path(".lake/build/pytools-receipt.json")
@@ -79,30 +81,15 @@ def library_sources(root: Path) -> list[dict[str, str]]:
     return [{"path": p, "sha256": sha256_file(root / p)} for p in paths if (root / p).is_file()]
 
 
-def audit_summary(report_: audit_mod.AuditReport) -> dict[str, Any]:
-    decls = report_.declarations
-    auxiliary = sum(1 for d in decls if d.auxiliary)
-    theorems = sum(1 for d in decls if d.kind == "theorem" and not d.auxiliary)
-    return {
-        "declarations": len(decls),
-        "user_facing": len(decls) - auxiliary,
-        "auxiliary": auxiliary,
-        "user_facing_theorems": theorems,
-        "findings": len(report_.findings),
-        "allowed_axioms": list(ALLOWED_AXIOMS),
-        "trusted_core_theorems": len(report_.trusted_core),
-        "trusted_core_constants": list(report_.trusted_core),
-        "trusted_core_note": (
-            "core theorems whose proof bodies are absent from the exported core library are "
-            "trusted: their own axioms are not re-derived by this audit"
-        ),
-        "method": "pytools.lean.olean reads the compiled .olean files and walks every constant "
-        "reference of each declaration transitively",
-    }
+def audit_summary(report_: audit_mod.AuditReport,
+                  lean: dict[str, str] | None = None) -> dict[str, Any]:
+    """The certificate's audit block (written by :mod:`pytools.lean.audit.certificate`)."""
+    return audit_certificate.audit_block(report_, lean or {})
 
 
 def _theorem_entries(
-    spec: ResultSpec, by_name: dict[str, audit_mod.Declaration], problems: list[str]
+    spec: ResultSpec, by_name: dict[str, audit_mod.Declaration], problems: list[str],
+    report_: audit_mod.AuditReport,
 ) -> list[dict[str, Any]]:
     entries = []
     if not spec.theorems:
@@ -115,15 +102,7 @@ def _theorem_entries(
         if decl.kind != "theorem":
             problems.append(f"{spec.id}: {name} is a {decl.kind}, not a theorem")
             continue
-        entries.append(
-            {
-                "name": decl.name,
-                "module": decl.module,
-                "statement": decl.statement,
-                "statement_sha256": decl.statement_sha256,
-                "axioms": sorted(decl.axioms),
-            }
-        )
+        entries.append(audit_certificate.theorem_entry(decl, report_))
     return entries
 
 
@@ -150,7 +129,7 @@ def derive(
         out.problems.append(finding.message())
     by_name = {d.name: d for d in report_.declarations}
     sources = library_sources(root)
-    summary = {**audit_summary(report_), "checks": checks_ran(toolchain_identity["kind"])}
+    summary = audit_summary(report_, toolchain_identity)
     source = provenance.source(root, source_commit).as_json()
     oleans, missing = provenance.olean_parts(root, report_.modules)
     out.problems += [f"{m}: missing, though its module was audited" for m in missing]
@@ -162,7 +141,7 @@ def derive(
                 f"{spec.id}.schema.json describing its figures (one file, see README)"
             )
             continue
-        theorems = _theorem_entries(spec, by_name, out.problems)
+        theorems = _theorem_entries(spec, by_name, out.problems, report_)
         try:
             evidence = spec.evidence(root) if spec.evidence else Evidence(figures={})
         except Exception as exc:  # a result's evidence failing is a finding, not a crash
@@ -230,14 +209,42 @@ def native_cross_check(
     results: tuple[ResultSpec, ...],
 ) -> list[str]:
     """Where a native Lean exists, `#print axioms` must agree with the .olean audit."""
-    import os
-
     theorems = sorted({t for spec in results for t in spec.theorems})
     lean_cmd = [toolchain.lake, "env", "lean"] if toolchain.lake else list(toolchain.lean)
     env = {**os.environ, "LEAN_PATH": os.pathsep.join([str(root / BUILD_DIR),
                                                        str(toolchain.lib_dir)])}
     native = audit_mod.native_axioms(lean_cmd, modules, theorems, cwd=root, env=env)
     return audit_mod.compare_with_native(report_, native)
+
+
+def audit_checks(
+    toolchain: Toolchain, root: Path, modules: list[str], report_: audit_mod.AuditReport,
+    results: tuple[ResultSpec, ...],
+) -> tuple[list[str], dict[str, bool], dict[str, str]]:
+    """The checks beside the .olean audit: the reviewed statements (always), and where a
+    native Lean exists `#print axioms` and a kernel replay (leanchecker) of every module.
+    Returns (problems, which checks ran, why the others did not)."""
+    theorems = sorted({t for spec in results for t in spec.theorems})
+    try:
+        problems = reviewed.check(root, report_, theorems)
+    except audit_mod.AuditError as exc:
+        problems = [f"{reviewed.REVIEWED_FILE}: cannot compare: {exc}"]
+    ran = {"reviewed-statements": True}
+    why: dict[str, str] = {}
+    if toolchain.kind != "native":
+        return problems, ran, why
+    problems += native_cross_check(toolchain, root, modules, report_, results)
+    ran["print-axioms"] = True
+    checker = audit_mod.find_leanchecker(toolchain.lean[0])
+    if checker is None:
+        why["leanchecker"] = f"no leanchecker next to {toolchain.lean[0]} or on PATH"
+        return problems, ran, why
+    cmd = [toolchain.lake, "env", checker] if toolchain.lake else [checker]
+    env = {**os.environ, "LEAN_PATH": os.pathsep.join([str(root / BUILD_DIR),
+                                                       str(toolchain.lib_dir)])}
+    problems += audit_mod.run_leanchecker(cmd, modules, cwd=root, env=env)
+    ran["leanchecker"] = True
+    return problems, ran, why
 
 
 @dataclass
@@ -269,12 +276,15 @@ def produce(
         return Run(False, timings, None, toolchain)
 
     start = time.monotonic()
-    modules = topological_order(discover(root))
-    audited = audit_mod.audit_modules(modules, [root / BUILD_DIR, toolchain.lib_dir])
+    library = discover(root)
+    modules = topological_order(library)
     results = published_results()
-    disagreements: list[str] = []
-    if toolchain.kind == "native":
-        disagreements = native_cross_check(toolchain, root, modules, audited, results)
+    theorems = sorted({t for spec in results for t in spec.theorems})
+    audited = audit_mod.audit_modules(
+        modules, [root / BUILD_DIR], core_dir=toolchain.lib_dir, root=LIBRARY_ROOTS[0],
+        sources=audit_certificate.library_sources(root, library), meanings_for=theorems)
+    disagreements, ran, why = audit_checks(toolchain, root, modules, audited, results)
+    audited = audit_certificate.with_checks(audited, ran, why)
     timings["audit"] = time.monotonic() - start
 
     start = time.monotonic()

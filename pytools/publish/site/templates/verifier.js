@@ -21,7 +21,7 @@ var PCV = (function () {
   var OK = ANCHOR_OK.concat(["theorems-ok", "policy-ok"]);
   /* pytools.publish.policy */
   var ALLOWED_AXIOMS = ["Classical.choice", "Quot.sound", "propext"];
-  var REQUIRED_CHECKS = ["olean-reader"];
+  var REQUIRED_CHECKS = ["olean-audit", "reviewed-statements"];
   /* pytools.publish.attest */
   var PAYLOAD_TYPE = "application/vnd.in-toto+json";
 
