@@ -89,7 +89,7 @@ case "$cmd" in
       erc=0; wait "$engines_pid" || erc=$?
       cat "$engines_log" >&2
       if [ "$erc" = 0 ]; then
-        log "engine install took $(( $(date +%s) - estart ))s (in the background)"
+        log "engines ready $(( $(date +%s) - estart ))s after the install started (in the background)"
       else
         log "engine install failed: the engine tests will skip"
       fi
