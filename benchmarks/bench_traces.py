@@ -1,6 +1,6 @@
-"""Benchmark of the ceiling tools (pytools.results.ceiling) on the Mooncake conversation trace.
+"""Benchmark of the ceiling tools (pytools.results.ceiling) on the Mooncake trace (a script).
 
-A script, not a test.
+One capacity at a time, by the per-capacity simulators; `bench_curve.py` measures the curve.
 
 Times, on one core: parsing the file alone (baseline), then ceiling counts + LRU + Belady at
 one capacity, and prints the ratio to parsing. Reports CPU time (``time.process_time``,

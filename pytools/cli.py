@@ -19,11 +19,15 @@ from pytools.paths import project_root
 LAZY_COMMANDS: dict[str, str] = {
     "audit": "pytools.lean.audit.cli:main",
     "certify": "pytools.publish.certify:main",
+    "review-statements": "pytools.publish.review:main",
     "verify": "pytools.publish.verify:main",
+    "keygen": "pytools.publish.keys:keygen",
     "site": "pytools.publish.site.page:main",
     "traces": "pytools.results.ceiling.cli:main",
     "kernel": "pytools.results.kernel.cli:main",
     "placement": "pytools.results.placement.cli:main",
+    "leak": "pytools.results.leak.cli:main",
+    "admission": "pytools.admission.cli:main",
 }
 
 

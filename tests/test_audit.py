@@ -1,14 +1,15 @@
-"""Tests of the axiom audit (:mod:`pytools.audit`), each check against a planted defect.
+"""Tests of the audit's walk and axiom rules (:mod:`pytools.lean.audit`), each against a
+planted defect; the other rules' planted defects are in ``tests/test_audit_rules.py``.
 
 Fixtures (sources in ``tests/fixtures/lean/AuditFixture/``, compiled ``.olean`` files in
 ``tests/fixtures/olean/AuditFixture/``, see the README there):
 
 * ``PreludeBase`` / ``PreludeUse``: ``prelude`` modules (no ``Init``), so they audit without
-  the core library: every finding category, the trusted (body-absent) path, refusals.
+  the core library: every axiom rule, the trusted (body-absent) path, refusals.
 * ``Defects``: a real ``Init`` module with the planted defects of the issue (a ``sorry`` in a
   ``have``, an axiom two lemmas away, ``native_decide``) and clean controls; these tests need
-  the core library's ``.olean`` files (``$PYTOOLS_CORE_LIB``, ``/tmp/leanlib``, or the
-  toolchain's unpacked cache) and skip without them.
+  the core library's ``.olean`` files (``$PYTOOLS_CORE_LIB`` or the project's toolchain,
+  which CI installs before the fast tests) and skip without them.
 """
 
 from __future__ import annotations
@@ -21,16 +22,18 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fixtures.audit_env import core_lib, index_cache
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytools.lean.audit import policy
+from pytools.lean.audit.auxiliary import classify_auxiliary
 from pytools.lean.audit.cli import main
 from pytools.lean.audit.native import compare_with_native, native_axioms, parse_print_axioms
-from pytools.lean.audit.records import AuditError, AuditReport
-from pytools.lean.audit.rules import categorize, classify_auxiliary
+from pytools.lean.audit.records import AuditError, AuditReport, Finding
 from pytools.lean.audit.statements import pp_expr, statement_sha256
 from pytools.lean.audit.walk import _Auditor, _Node, audit_modules
-from pytools.lean.olean import Expr, Level, OleanError
+from pytools.lean.olean import Expr, Level, Module, OleanError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OLEAN = FIXTURES / "olean"
@@ -39,25 +42,12 @@ P = "AuditFixture.PreludeUse"
 D = "AuditFixture.Defects"
 
 
-def _core_lib() -> Path | None:
-    env = os.environ.get("PYTOOLS_CORE_LIB")
-    candidates = [Path(env)] if env else []
-    candidates.append(Path("/tmp/leanlib"))
-    cache = Path(os.environ.get("PYTOOLS_CACHE", "/tmp/pytools-lean"))
-    if cache.is_dir():
-        candidates += sorted(p.parent for p in cache.glob("*/lib/**/Init.olean"))
-    for c in candidates:
-        if (c / "Init.olean").is_file() and (c / "Init" / "Prelude.olean").is_file():
-            return c
-    return None
-
-
-CORE = _core_lib()
+CORE = core_lib()
 needs_core = pytest.mark.skipif(CORE is None, reason="core library .olean files not found")
 
 
 def _fset(report: AuditReport) -> set[tuple[str, str, str]]:
-    return {(f.declaration, f.axiom, f.category) for f in report.findings}
+    return {(f.declaration, f.subject, f.rule) for f in report.findings}
 
 
 @pytest.fixture(scope="module")
@@ -68,15 +58,20 @@ def prelude_report(tmp_path_factory: pytest.TempPathFactory) -> AuditReport:
 # --------------------------------------------------------------------------- prelude fixtures
 
 
-def test_every_category_is_caught(prelude_report: AuditReport) -> None:
+def test_every_axiom_rule_is_caught(prelude_report: AuditReport) -> None:
     assert _fset(prelude_report) == {
         ("use_sorry", "sorryAx", "sorry"),
         ("use_native", "Lean.ofReduceBool", "native-code"),
         ("use_vendor", "vendorAx", "foreign-axiom"),
+        # PreludeBase's `propext` has core's name, not core's identity
+        ("use_propext", "propext", "axiom-identity"),
         ("localAx", "localAx", "project-axiom"),
         ("use_local_a", "localAx", "project-axiom"),
         ("use_local_b", "localAx", "project-axiom"),
         ("use_local_far", "localAx", "project-axiom"),
+        # PreludeUse is a prelude module importing an unaudited third-party module
+        ("", "imports AuditFixture.PreludeBase", "prelude-module"),
+        ("", "AuditFixture.PreludeBase", "forbidden-import"),
     }
     assert not prelude_report.ok()
 
@@ -84,17 +79,19 @@ def test_every_category_is_caught(prelude_report: AuditReport) -> None:
 def test_controls_have_no_finding(prelude_report: AuditReport) -> None:
     decls = prelude_report.by_name()
     assert decls["use_clean"].axioms == ()
-    assert decls["use_propext"].axioms == ("propext",)  # allowed: reached, not a finding
+    assert decls["use_propext"].axioms == ("propext",)
     flagged = {f.declaration for f in prelude_report.findings}
-    assert "use_clean" not in flagged and "use_propext" not in flagged
+    assert "use_clean" not in flagged
     assert prelude_report.trusted_core == ()  # the dependency has its private part: exact
 
 
-def test_finding_message_names_declaration_module_axiom(prelude_report: AuditReport) -> None:
+def test_finding_message_names_declaration_module_rule(prelude_report: AuditReport) -> None:
     f = next(f for f in prelude_report.findings if f.declaration == "use_local_far")
     assert f.module == P
     assert f.message() == (f"{P}: use_local_far depends on an axiom declared in the project: "
                            "axiom localAx")
+    assert Finding("", P, "Init", "meta-import").message() == (
+        f"{P}: module has a `meta import` of Init (code run at elaboration time)")
 
 
 def test_enumeration_kinds_positions_statements(prelude_report: AuditReport) -> None:
@@ -132,6 +129,7 @@ def test_body_absent_dependency_is_trusted_not_an_axiom(tmp_path: Path) -> None:
     # real axioms of the body-absent module are still axioms, never "trusted theorems"
     assert ("use_sorry", "sorryAx", "sorry") in _fset(report)
     assert ("use_native", "Lean.ofReduceBool", "native-code") in _fset(report)
+    assert ("use_propext", "propext", "axiom-identity") in _fset(report)
     assert decls["use_propext"].axioms == ("propext",)
 
 
@@ -183,12 +181,12 @@ def test_cli_table_and_exit_codes(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, [P, "--search-path", str(OLEAN), "--no-cache"])
     assert res.exit_code == 1
     assert "FINDING AuditFixture.PreludeUse: use_sorry uses `sorry`" in res.output
-    assert "FAIL: 7 findings" in res.output
+    assert "FAIL: 10 findings" in res.output
     lib = _copy(["PreludeBase", "PreludeUse"], tmp_path)
     res = CliRunner().invoke(main, ["AuditFixture.PreludeBase", "--search-path", str(lib),
                                       "--no-cache", "--json"])
-    # PreludeBase declares sorryAx, ofReduceBool, vendorAx (propext is allowed)
-    assert res.exit_code == 1 and '"category": "sorry"' in res.output
+    # PreludeBase declares sorryAx, ofReduceBool, vendorAx and an impostor propext
+    assert res.exit_code == 1 and '"rule": "sorry"' in res.output
 
 
 # --------------------------------------------------------------------------- pure functions
@@ -258,22 +256,75 @@ def test_printer() -> None:
                                                                             _app(_c("f"), b1)))))
     assert pp_expr(e) == "∀ (n : Nat), Even n → Even (Nat.succ (f n))"
     assert pp_expr(_pi("p", PROP, b0, "implicit")) == "∀ {p : Prop}, p"
-    x = _pi("x", NAT, _pi("x", NAT, _app(_c("Eq"), b0, b1)))
-    assert pp_expr(x) == "∀ (x : Nat), ∀ (x✝1 : Nat), Eq x✝1 x"
-    lit = _app(_c("OfNat.ofNat"), NAT, Expr("lit", ("nat", 3)))
-    assert pp_expr(lit) == "OfNat.ofNat Nat 3"
+    x = _pi("x", NAT, _pi("x", NAT, _app(_c("Eq"), NAT, b0, b1)))
+    assert pp_expr(x) == "∀ (x x✝1 : Nat), x✝1 = x"
+    lit = _app(_c("OfNat.ofNat"), NAT, Expr("lit", ("nat", 3)), _c("instOfNatNat"))
+    assert pp_expr(lit) == "3"
     t1 = Expr("sort", (Level("succ", (Level("param", ("u",)),)),))
     assert pp_expr(t1) == "Type u"
 
 
-def test_categorize() -> None:
-    assert categorize("propext", []) is None
-    assert categorize("Classical.choice", []) is None
-    assert categorize("Quot.sound", []) is None
-    assert categorize("sorryAx", []) == "sorry"
-    assert categorize("Lean.trustCompiler", []) == "native-code"
-    assert categorize("My.ax", ["My.ax"]) == "project-axiom"
-    assert categorize("Other.ax", ["My.ax"]) == "foreign-axiom"
+def _op(name: str, *args: Expr) -> Expr:
+    return _app(_c(name), NAT, NAT, NAT, _c("inst"), *args)
+
+
+def test_printer_precedence_and_notation() -> None:
+    a, b, c = _c("a"), _c("b"), _c("c")
+    assert pp_expr(_op("HPow.hPow", _c("2"), _op("HMul.hMul", a, b))) == "2 ^ (a * b)"
+    assert pp_expr(_op("HAdd.hAdd", _op("HAdd.hAdd", a, b), c)) == "a + b + c"
+    assert pp_expr(_op("HAdd.hAdd", a, _op("HAdd.hAdd", b, c))) == "a + (b + c)"
+    assert pp_expr(_op("HSub.hSub", a, _op("HMul.hMul", b, c))) == "a - b * c"
+    le = _app(_c("LE.le"), NAT, _c("instLENat"), _op("HPow.hPow", a, b), c)
+    assert pp_expr(le) == "a ^ b ≤ c"
+    imp = _pi("h", le, _app(_c("And"), le, _app(_c("Not"), le)))
+    assert pp_expr(imp) == "a ^ b ≤ c → a ^ b ≤ c ∧ ¬(a ^ b ≤ c)"
+    mem = _app(_c("Membership.mem"), NAT, _c("List Nat"), _c("inst"), _c("l"), a)
+    assert pp_expr(mem) == "a ∈ l"
+
+
+def test_printer_exists_and_trailing_binders() -> None:
+    """`Exists fun x => p` prints `∃ (x : T), p` (nested ones grouped); a binder at the end
+    of an arrow needs no parentheses, one before it does."""
+    b0, b1 = Expr("bvar", (0,)), Expr("bvar", (1,))
+    p = _app(_c("P"), b1, b0)
+    ex = _app(_c("Exists"), NAT, Expr("lam", ("x", NAT, _app(
+        _c("Exists"), _c("Fin"), Expr("lam", ("y", _c("Fin"), p, "default"))), "default")))
+    assert pp_expr(ex) == "∃ (x : Nat) (y : Fin), P x y"
+    arrow = _pi("h", _c("Q"), _pi("n", NAT, _app(_c("R"), b0)))
+    assert pp_expr(arrow) == "Q → ∀ (n : Nat), R n"
+    before = _pi("h", _pi("n", NAT, _app(_c("R"), b0)), _c("Q"))
+    assert pp_expr(before) == "(∀ (n : Nat), R n) → Q"
+    iff = _app(_c("Iff"), ex, _c("Q"))
+    assert pp_expr(iff) == "(∃ (x : Nat) (y : Fin), P x y) ↔ Q"
+
+
+def test_printer_hides_hygienic_names() -> None:
+    """The issue's example: `[inst._@.Proofs.Ceiling.Cache....hyg.3 : DecidableEq α]` prints
+    `[DecidableEq α]`; other hygienic binders print `x✝` like Lean."""
+    hyg = "inst._@.Proofs.Ceiling.Cache.791917390._hygCtx._hyg.3"
+    b0 = Expr("bvar", (0,))
+    ty = _pi("α", Expr("sort", (Level("succ", (Level("zero", ()),)),)), _pi(
+        hyg, _app(_c("DecidableEq"), b0), _pi("x", Expr("bvar", (1,)), _app(_c("P"), b0)),
+        "instImplicit"), "implicit")
+    assert pp_expr(ty) == "∀ {α : Type} [DecidableEq α] (x : α), P x"
+    lam = Expr("lam", ("x._@.Proofs.Placement.Wall.3361._hygCtx._hyg.12", NAT, b0, "default"))
+    assert pp_expr(lam) == "fun (x✝ : Nat) => x✝"
+    assert "_@" not in pp_expr(ty) and "_hyg" not in pp_expr(lam)
+
+
+def test_allowed_axioms_are_pinned_by_identity() -> None:
+    assert set(policy.ALLOWED_AXIOMS) == {"propext", "Classical.choice", "Quot.sound"}
+    assert all(len(p.type_sha256) == 64 for p in policy.ALLOWED_AXIOMS.values())
+
+
+@needs_core
+def test_allowed_axiom_pins_match_core() -> None:
+    """The pins are what the toolchain's core library declares (re-measured here)."""
+    for name, pin in policy.ALLOWED_AXIOMS.items():
+        m = Module(CORE / (pin.module.replace(".", "/") + ".olean"))
+        (ci,) = [c for c in m.constants() if c.name == name]
+        assert ci.kind == "axiom"
+        assert statement_sha256(m.expr(ci.type_ptr), ci.level_params) == pin.type_sha256, name
 
 
 # --------------------------------------------------------------------------- native cross-check
@@ -331,34 +382,34 @@ def test_native_axioms_failure_is_clear(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def defects_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("defects-cache")
+def defects_cache() -> Path:
+    return index_cache()
 
 
 @pytest.fixture(scope="module")
 def defects_report(defects_cache: Path) -> AuditReport:
     if CORE is None:
         pytest.skip("core library .olean files not found")
-    return audit_modules([D], [OLEAN, CORE], cache_dir=defects_cache)
+    return audit_modules([D], [OLEAN], core_dir=CORE, cache_dir=defects_cache)
 
 
 NS = "AuditFixture."
 
 
 def test_defect_sorry_in_have(defects_report: AuditReport) -> None:
-    assert {(f.axiom, f.category) for f in defects_report.findings
+    assert {(f.subject, f.rule) for f in defects_report.findings
             if f.declaration == NS + "hidden_sorry"} == {("sorryAx", "sorry")}
 
 
 def test_defect_axiom_two_lemmas_away(defects_report: AuditReport) -> None:
     for n in ("axiom_far", "axiom_lemma_b", "axiom_lemma_a", "planted_axiom"):
-        assert {(f.axiom, f.category, f.module) for f in defects_report.findings
+        assert {(f.subject, f.rule, f.module) for f in defects_report.findings
                 if f.declaration == NS + n} == {(NS + "planted_axiom", "project-axiom", D)}
 
 
 def test_defect_native_decide(defects_report: AuditReport) -> None:
     for n in ("by_native_decide", "by_ofReduceBool"):
-        cats = {(f.axiom, f.category) for f in defects_report.findings
+        cats = {(f.subject, f.rule) for f in defects_report.findings
                 if f.declaration == NS + n}
         assert ("Lean.ofReduceBool", "native-code") in cats, n
         assert all(c == "native-code" for _, c in cats)
@@ -384,8 +435,13 @@ def test_defect_controls_clean(defects_report: AuditReport) -> None:
 
 def test_defect_enumeration(defects_report: AuditReport) -> None:
     decls = defects_report.by_name()
-    assert decls[NS + "clean_control"].statement == "(2 + 2) = 4"
-    assert decls[NS + "axiom_far"].statement == "∀ (n : Nat), ¬(((n + 1) + 1) = 0)"
+    assert decls[NS + "clean_control"].statement == "2 + 2 = 4"
+    assert decls[NS + "axiom_far"].statement == "∀ (n : Nat), ¬(n + 1 + 1 = 0)"
+    # every constant the statement mentions, with the module declaring it
+    assert dict(decls[NS + "clean_control"].constants) == {
+        "Eq": "Init.Prelude", "HAdd.hAdd": "Init.Prelude", "Nat": "Init.Prelude",
+        "OfNat.ofNat": "Init.Prelude", "instAddNat": "Init.Prelude", "instHAdd": "Init.Prelude",
+        "instOfNatNat": "Init.Prelude"}
     assert decls[NS + "clean_control"].line == 15 and decls[NS + "clean_control"].column == 8
     assert decls[NS + "Pair"].kind == "inductive"
     assert decls[NS + "Pair.mk"].kind == "constructor" and not decls[NS + "Pair.mk"].auxiliary
@@ -400,10 +456,10 @@ def test_defect_enumeration(defects_report: AuditReport) -> None:
 
 
 def test_defect_audit_is_fast(defects_report: AuditReport, defects_cache: Path) -> None:
-    """With the library index cached (built by the fixture's run), a re-audit is well under
-    15% of one module's compile time (180-680 s measured here)."""
+    """With the library index cached (built by the fixture's run), a re-audit, every rule
+    included, is well under 15% of one module's compile time (180-680 s measured here)."""
     t0 = time.perf_counter()
-    again = audit_modules([D], [OLEAN, CORE], cache_dir=defects_cache)
+    again = audit_modules([D], [OLEAN], core_dir=CORE, cache_dir=defects_cache)
     assert time.perf_counter() - t0 < 20
     assert again.declarations == defects_report.declarations
     assert again.findings == defects_report.findings
@@ -421,18 +477,43 @@ def test_transitive_closure_matches_naive_search(case) -> None:
     """The SCC-based closure (dependency graphs have cycles: an inductive and its
     constructors) equals a plain graph search from every node."""
     n, edges, axioms, trusted = case
-    aud = _Auditor([], [], None)
+    aud = _Auditor(["L"], [], None)
+
+    def key(i: int) -> tuple[str, str]:  # even nodes are the library's, odd ones imported
+        return ("L" if i % 2 == 0 else "M", str(i))
+
     deps = {i: sorted({b for a, b in edges if a == i and b != i}) for i in range(n)}
     for i in range(n):
-        aud.nodes[str(i)] = _Node(str(i), "M", tuple(str(d) for d in deps[i]),
-                                    i in axioms, i in trusted)
-    got = aud.closure([str(i) for i in range(n)])
+        aud.nodes[key(i)] = _Node(key(i), tuple(key(d) for d in deps[i]),
+                                  i in axioms, i in trusted)
+    got = aud.closure([key(i) for i in range(n)])
     for i in range(n):
         seen, todo = {i}, [i]
+        reached: set[int] = set()
         while todo:
             for d in deps[todo.pop()]:
+                reached.add(d)
                 if d not in seen:
                     seen.add(d)
                     todo.append(d)
-        assert got[str(i)] == (frozenset(str(x) for x in seen & axioms),
-                               frozenset(str(x) for x in seen & trusted))
+        assert got[key(i)] == (frozenset(key(x) for x in seen & axioms),
+                               frozenset(key(x) for x in seen & trusted),
+                               frozenset(key(x) for x in reached if x % 2 == 0))
+
+
+def test_defect_allowed_axioms_by_identity(defects_report: AuditReport) -> None:
+    """Controls: core's own `propext`, `Classical.choice`, `Quot.sound`, used directly, are
+    recognised (declaring core module and pinned type hash) and accepted."""
+    decls = defects_report.by_name()
+    assert decls[NS + "uses_propext"].axioms == ("propext",)
+    assert decls[NS + "pick"].axioms == ("Classical.choice",)
+    assert decls[NS + "uses_quot"].axioms == ("Quot.sound",)
+    flagged = {f.declaration for f in defects_report.findings}
+    assert not flagged & {NS + n for n in ("uses_propext", "pick", "uses_quot", "exists_hyg")}
+
+
+def test_defect_statement_printing(defects_report: AuditReport) -> None:
+    """An `∃` and an anonymous instance binder (hygienic in the .olean) print readably."""
+    d = defects_report.by_name()[NS + "exists_hyg"]
+    assert d.statement == "∀ {α : Type} [DecidableEq α] (a : α), ∃ (b : α), b = a"
+    assert dict(d.constants)["Exists"] == "Init.Core"

@@ -237,41 +237,68 @@ def test_random_corruption_never_crashes(tmp_path: Path, flips: list[tuple[int, 
 # --------------------------------------------------------------------------- recompile (slow)
 
 
-def _reading(olean_dir: Path, module: str, search: list[Path]) -> list[tuple]:
+def _reading(olean_dir: Path, module: str, core: Path) -> list[tuple]:
     from pytools.lean.audit import audit_modules
 
-    r = audit_modules([module], [olean_dir, *search], cache_dir=None)
-    return [(d.name, d.kind, d.line, d.statement_sha256, d.axioms, d.auxiliary)
-            for d in r.declarations] + [tuple(sorted((f.declaration, f.axiom, f.category)
-                                                  for f in r.findings))]
+    r = audit_modules([module], [olean_dir], core_dir=core, cache_dir=None)
+    return [(d.name, d.kind, d.line, d.statement, d.statement_sha256, d.axioms, d.auxiliary,
+             d.constants) for d in r.declarations] + [
+        tuple(sorted((f.declaration, f.subject, f.rule) for f in r.findings))]
+
+
+#: Fixture modules in compile order (a module after the ones it imports), with what each
+#: costs to compile with the registry Lean on the 2-core machine (measured under load 6-12).
+FIXTURE_MODULES = ("PreludeBase", "PreludeUse", "Bare", "Impostor", "Unsafe", "Meta",
+                   "Defects")
+
+
+#: Fixture modules compiled together (a module and the fixtures it imports), one test each so
+#: that ``pytest -n 2`` compiles two groups at a time.
+FIXTURE_GROUPS = (("PreludeBase", "PreludeUse"), ("Bare",), ("Impostor",), ("Unsafe",),
+                  ("Meta",), ("Defects",))
+
+
+def test_fixture_groups_cover_every_fixture() -> None:
+    assert sorted(m for g in FIXTURE_GROUPS for m in g) == sorted(FIXTURE_MODULES)
+    assert sorted(FIXTURE_MODULES) == sorted(
+        p.stem for p in (FIXTURES / "lean" / "AuditFixture").glob("*.lean"))
 
 
 @pytest.mark.lean
-def test_fixtures_recompile_to_the_same_reading(tmp_path: Path, real_toolchain) -> None:
+@pytest.mark.parametrize("group", FIXTURE_GROUPS, ids="+".join)
+def test_fixtures_recompile_to_the_same_reading(tmp_path: Path, real_toolchain,
+                                                group: tuple[str, ...]) -> None:
     """Recompile the committed fixture sources and check the new .olean files read exactly
-    like the committed ones (runs Lean: minutes)."""
+    like the committed ones: same declarations, statements, hashes, axioms and findings of
+    every rule (runs Lean: seconds for a `prelude` fixture, minutes for one importing Init)."""
+    import time
+
     root = tmp_path / "src"
     shutil.copytree(FIXTURES / "lean", root)
     out = tmp_path / "build"
     (out / "AuditFixture").mkdir(parents=True)
-    core = [real_toolchain.lib_dir]
-    for mod in ("PreludeBase", "PreludeUse", "Defects"):
+    seconds = {}
+    for mod in group:
         src = root / "AuditFixture" / f"{mod}.lean"
         olean = out / "AuditFixture" / f"{mod}.olean"
+        t0 = time.monotonic()
         proc = real_toolchain.run_lean(["--json", "-R", str(root), str(src), "-o", str(olean)],
                                        [out], cwd=root, timeout=1800)
+        seconds[mod] = round(time.monotonic() - t0)
         assert olean.is_file(), proc.stdout[-2000:] + proc.stderr[-2000:]
-    for module in ("AuditFixture.PreludeUse", "AuditFixture.Defects"):
-        assert _reading(out, module, core) == _reading(OLEAN, module, core)
+    print("fixture compile seconds:", seconds)
+    for mod in group:
+        if mod == "PreludeBase":
+            continue  # read through PreludeUse
+        module = f"AuditFixture.{mod}"
+        assert _reading(out, module, real_toolchain.lib_dir) == _reading(
+            OLEAN, module, real_toolchain.lib_dir), module
 
 
 def _core() -> Path | None:
-    import os
+    from fixtures.audit_env import core_lib
 
-    for c in (os.environ.get("PYTOOLS_CORE_LIB"), "/tmp/leanlib"):
-        if c and (Path(c) / "Init" / "Prelude.olean").is_file():
-            return Path(c)
-    return None
+    return core_lib()
 
 
 @pytest.mark.skipif(_core() is None, reason="core library .olean files not found")
@@ -316,3 +343,44 @@ def test_header_only_part_with_root_past_the_end_is_refused(tmp_path) -> None:
 
     with pytest.raises(OleanError, match="root pointer"):
         read_header(tmp_path / "X.olean", _header_only(0x29180000, 0x29180100))
+
+
+# --------------------------------------------------------------------------- measured facts
+
+
+FIX = OLEAN / "AuditFixture"
+
+
+def test_partial_def_is_an_opaque_plus_a_partial_implementation() -> None:
+    """Measured on `partial def loop`: `loop` is an opaque (safe), its implementation
+    `loop._unsafe_rec` a definition of safety `partial`; `unsafe def` has safety `unsafe`."""
+    m = Module(FIX / "Unsafe.olean")
+    cs = {c.name: c for c in m.constants()}
+    assert cs["loop"].kind == "opaque" and not cs["loop"].is_unsafe
+    impl = cs["loop._unsafe_rec"]
+    assert impl.kind == "definition" and impl.is_partial and not impl.is_unsafe
+    assert cs["uns"].is_unsafe and not cs["uns"].is_partial
+    assert not cs["safeLooking"].is_unsafe and not cs["safeLooking"].is_partial
+
+
+def test_import_records_carry_the_meta_flag() -> None:
+    """Measured: `public import Init.Notation` and `public meta import Init.Notation` are two
+    records, flags (importAll, isExported, isMeta); a prelude module has no `Init`."""
+    m = Module(FIX / "Meta.olean")
+    assert [(i.module, i.import_all, i.exported, i.meta) for i in m.import_records()] == [
+        ("Init.Notation", False, True, False), ("Init.Notation", False, True, True)]
+    assert Module(FIX / "Bare.olean").import_records() == []
+
+
+def test_scoped_extension_entries() -> None:
+    """Measured on `scoped instance`: a scoped entry is constructor 1 (namespace, entry), a
+    global one constructor 0 (entry)."""
+    m = Module(FIX / "Meta.olean")
+    scopes = set()
+    for e in m.entries(2)["Lean.Meta.globalInstanceExtension"]:
+        scope, payload = m.scoped_payload(e)
+        scopes.add((scope, m.name(payload)))
+    assert ("Sc", "Sc.scopedLE") in scopes and (None, "myLE") in scopes
+    theorem = next(p for p in m.array(m.module_data(2)[2]) if m.tag(p) == 2)  # thmInfo
+    with pytest.raises(OleanError, match="not a scoped-extension entry"):
+        m.scoped_payload(theorem)

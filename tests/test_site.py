@@ -1,5 +1,6 @@
-"""Tests for pytools.publish.site: the page, its evidence-state rules, and the in-page verifier's
-JavaScript (run under Node when available) agreeing with pytools.verify byte for byte."""
+"""Tests for pytools.publish.site: the page, its evidence-state rules and figure lines, and the
+in-page verifier's JavaScript (run under Node) agreeing with pytools.verify on every case, the
+anchors (pin, signature, forged pairs, wrong keys) included, reason for reason."""
 
 from __future__ import annotations
 
@@ -19,23 +20,38 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_verify import make_release
-
-from pytools.publish.canonical import (
-    canonical_bytes,
-    load_schema,
-    sha256_bytes,
-    with_body_hash,
-    write_canonical,
+from bundles import (
+    certificate,
+    forge_pair,
+    make_release,
+    sign_release,
+    theorem,
+    weaken_floor,
+    write_public_key,
 )
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from pytools.publish.anchor import AnchorOptions, check_anchor
+from pytools.publish.canonical import canonical_bytes, sha256_bytes, with_body_hash, write_canonical
+from pytools.publish.keys import load_trusted_keys, parse_public_keys
+from pytools.publish.manifest import manifest_from_bytes
+from pytools.publish.site.display import readable_statement
 from pytools.publish.site.evidence import EVIDENCE_STATES, RULES
 from pytools.publish.site.page import build_site
-from pytools.publish.site.release import Release, SiteError, build_samples, load_release, tamper
+from pytools.publish.site.release import (
+    Release,
+    SiteError,
+    build_samples,
+    load_release,
+    tamper,
+)
+from pytools.publish.validation import KEYWORDS, SCHEMA_DIALECT, package_schemas
 from pytools.publish.verify import load_manifest, verify_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "pytools" / "publish" / "site" / "templates"
 NOW = dt.datetime(2026, 12, 2, 12, 0, tzinfo=dt.UTC)
+ANY_FIGURES = {"$schema": SCHEMA_DIALECT, "type": "object"}
 
 
 def _add_certificate(root: Path, cert: dict[str, Any], name: str) -> Path:
@@ -50,11 +66,9 @@ def _add_certificate(root: Path, cert: dict[str, Any], name: str) -> Path:
         {"path": f"certificates/{name}", "sha256": sha256_bytes(data), "size": len(data)}
     )
     for t in cert["theorems"]:
-        entry = {
-            "name": t["name"],
-            "statement_sha256": t["statement_sha256"],
-            "result": cert["result"],
-        }
+        entry = {"name": t["name"], "result": cert["result"],
+                 "statement_sha256": t["statement_sha256"],
+                 "statement_text_sha256": sha256_bytes(t["statement"].encode("utf-8"))}
         if entry not in man["theorems"]:
             man["theorems"].append(entry)
     write_canonical(man_path, man)
@@ -62,26 +76,14 @@ def _add_certificate(root: Path, cert: dict[str, Any], name: str) -> Path:
 
 
 def _cert(result: str, figures: dict[str, Any], inputs: list[dict[str, Any]], **extra: Any) -> dict:
-    statement = f"statement of {result}"
-    return {
-        "schema_version": "1",
-        "result": result,
-        "title": f"Result {result}",
-        "theorems": [
-            {
-                "name": f"KVCache.Test.{result.replace('-', '_')}",
-                "statement": statement,
-                "statement_sha256": sha256_bytes(statement.encode()),
-                "axioms": [],
-                "module": "Proofs.Test",
-            }
-        ],
-        "figures": figures,
-        "inputs": inputs,
-        "toolchain": {"kind": "native", "version": "4.28.0", "commit": "abc"},
-        "limits": ["A test result."],
-        **extra,
-    }
+    return certificate(result, f"Result {result}",
+                       [theorem(f"KVCache.Test.{result.replace('-', '_')}",
+                                f"statement of {result}", "Proofs.Test", ())],
+                       figures, inputs, **extra)
+
+
+def _schemas_for(*results: str) -> Any:
+    return package_schemas().with_documents({f"figures/{r}": ANY_FIGURES for r in results})
 
 
 def _states(release: Release, result: str) -> dict[str, tuple[str, str]]:
@@ -89,39 +91,106 @@ def _states(release: Release, result: str) -> dict[str, tuple[str, str]]:
     return {row.name: (row.state, row.detail) for row in view.figures}
 
 
+def _visible(html: str) -> str:
+    """The page's text without its scripts (what a reader sees, roughly)."""
+    return re.sub(r"<script[^>]*>.*?</script>", "", html, flags=re.S)
+
+
 # --- the page ----------------------------------------------------------------------------
 
 
 def test_build_site_copies_files_and_embeds_everything(tmp_path: Path) -> None:
-    paths = make_release(tmp_path)
+    key = Ed25519PrivateKey.generate()
+    paths = make_release(tmp_path, key=key)
     index = build_site(tmp_path, tmp_path / "site", now=NOW)
     html = index.read_text(encoding="utf-8")
     out = tmp_path / "site"
-    for role in ("floor", "ceiling", "receipt", "manifest"):
+    for role in ("floor", "ceiling", "csv", "svg", "manifest", "envelope"):
         rel = paths[role].relative_to(tmp_path)
         assert (out / rel).read_bytes() == paths[role].read_bytes()
-        assert f'href="{rel.as_posix()}"' in html
-    # theorem names and statements from the certificates
+        assert f'href="{rel.as_posix()}"' in html or role == "svg"
+    manifest = load_manifest(paths["manifest"])
+    assert f'<code class="hash" id="manifest-sha">{manifest.sha256}</code>' in html
     for role in ("floor", "ceiling"):
         cert = json.loads(paths[role].read_text(encoding="utf-8"))
         for t in cert["theorems"]:
             assert t["name"] in html
         for limit in cert["limits"]:
             assert limit.replace("'", "&#39;") in html
-    # every figure printed comes from the certificate
     ceiling = json.loads(paths["ceiling"].read_text(encoding="utf-8"))
-    for name, value in ceiling["figures"].items():
+    for name in ceiling["figures"]:
         assert f"<code>{name}</code>" in html
-        assert json.dumps(value) in html
-    # every evidence state and its rule are on the page
+    # the plot is drawn on the page from the verified SVG's bytes
+    uri = "data:image/svg+xml;base64," + base64.b64encode(paths["svg"].read_bytes()).decode()
+    assert f'<img src="{uri}"' in html
     for rule in RULES:
         assert f"st-{rule.state}" in html
-    # no external asset, no connection allowed
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", html)
     assert re.findall(r"<link[^>]*>", html) == ['<link rel="icon" href="data:,">']
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html).group(1)
     assert "default-src 'none'" in csp and "connect-src 'none'" in csp
-    assert "unsafe-inline" not in csp
+    assert "img-src data:" in csp and "unsafe-inline" not in csp
+    # the page never ships a key for the auditor to trust
+    assert "BEGIN PUBLIC KEY-----\n" not in _visible(html).replace("placeholder", "")
+
+
+def test_statements_show_no_internal_names(tmp_path: Path) -> None:
+    """Planted: the ceiling's statement carries `inst._@...._hyg.3`; the page hides it and
+    says so, while the certificate keeps the exact hashed text."""
+    paths = make_release(tmp_path)
+    assert "_hyg" in paths["ceiling"].read_text(encoding="utf-8")
+    html = build_site(tmp_path, tmp_path / "site", now=NOW).read_text(encoding="utf-8")
+    visible = _visible(html)
+    assert "_hyg" not in visible and "_@" not in visible
+    assert "[DecidableEq α]" in visible
+    assert "compiler-internal names hidden" in visible
+    assert readable_statement("∀ (x._@.M._hyg.1 : Nat), x._@.M._hyg.1 = 0") == (
+        "∀ (x✝ : Nat), x✝ = 0", True)
+    assert readable_statement("∀ n, n ≤ n") == ("∀ n, n ≤ n", False)
+
+
+def test_every_figure_says_what_it_is_and_how_it_is_known(tmp_path: Path) -> None:
+    make_release(tmp_path)
+    release = load_release(tmp_path, now=NOW)
+    ceiling = next(r for r in release.results if r.id == "demand-fetch-ceiling")
+    rows = {f.name: f for f in ceiling.figures}
+    assert rows["distinct"].description == "Distinct blocks referenced, distinct(r)."
+    assert rows["distinct"].obtained.startswith("hash of data/trace.txt matched the certificate")
+    assert "not recomputed here" in rows["distinct"].obtained
+    # recomputed by the result's own code (a stand-in here): said so
+    figures = json.loads((tmp_path / "certificates/demand-fetch-ceiling.json").read_bytes())[
+        "figures"]
+    same = load_release(tmp_path, now=NOW, recompute=lambda rid, root: figures
+                        if rid == "demand-fetch-ceiling" else None)
+    row = {f.name: f for f in same.results[1].figures}["distinct"]
+    assert row.state == "verified"
+    assert row.obtained == ("recomputed here by the result's own code from its inputs "
+                            "(data/trace.txt): equal to the certificate")
+    # planted: the recomputation disagrees with the certificate
+    other = load_release(tmp_path, now=NOW, recompute=lambda rid, root: {**figures, "distinct": 99}
+                         if rid == "demand-fetch-ceiling" else None)
+    row = {f.name: f for f in other.results[1].figures}["distinct"]
+    assert row.state == "contradictory" and "recomputed here: 99" in row.detail
+
+    def broken(rid: str, root: Path) -> dict[str, Any]:
+        raise OSError("trace absent")
+
+    failed = load_release(tmp_path, now=NOW, recompute=broken)
+    row = {f.name: f for f in failed.results[1].figures}["distinct"]
+    assert row.state == "verified" and "not recomputed here (OSError: trace absent)" in row.obtained
+
+
+def test_site_is_world_readable_whatever_the_umask(tmp_path: Path) -> None:
+    make_release(tmp_path)
+    old = os.umask(0o077)
+    try:
+        build_site(tmp_path, tmp_path / "site", now=NOW)
+    finally:
+        os.umask(old)
+    site = tmp_path / "site"
+    assert site.stat().st_mode & 0o777 == 0o755
+    for path in site.rglob("*"):
+        assert path.stat().st_mode & 0o777 == (0o755 if path.is_dir() else 0o644), path
 
 
 def test_csp_hashes_match_inline_script_and_style(tmp_path: Path) -> None:
@@ -136,19 +205,30 @@ def test_csp_hashes_match_inline_script_and_style(tmp_path: Path) -> None:
         assert f"'sha256-{digest}'" in csp
 
 
-def test_samples_have_the_cli_verdicts(tmp_path: Path) -> None:
-    make_release(tmp_path)
+def test_samples_have_the_cli_verdicts_and_honest_labels(tmp_path: Path) -> None:
+    key = Ed25519PrivateKey.generate()
+    paths = make_release(tmp_path, key=key)
     release = load_release(tmp_path, now=NOW)
-    samples = {s.id: s for s in build_samples(release)}
-    assert samples["genuine"].expected.green
+    samples = {s.id: s for s in build_samples(release, load_trusted_keys([paths["public_key"]]))}
+    assert set(samples) == {"genuine", "pinned", "tampered", "figure-file", "manifest",
+                            "not-a-certificate", "forged-pinned", "forged-signed", "signed",
+                            "wrong-key"}
+    assert samples["genuine"].expected.green and samples["pinned"].expected.green
+    assert samples["signed"].expected.codes[0] == "manifest-signed"
+    assert samples["figure-file"].label == "Published figure table (sweep.csv)"
+    assert "receipt" not in " ".join(s.label for s in samples.values()).lower()
+    assert samples["figure-file"].expected.codes == ["signature-unchecked", "listed", "not-json"]
     assert not samples["tampered"].expected.green
-    assert "unknown-hash" in samples["tampered"].expected.codes
-    assert samples["manifest"].expected.codes == ["is-manifest"]
-    assert samples["receipt"].expected.green  # the release publishes its run receipt
-    assert (
-        sum(a != b for a, b in zip(samples["genuine"].data, samples["tampered"].data, strict=True))
-        == 1
-    )
+    assert samples["forged-pinned"].expected.codes == ["manifest-not-pinned", "listed"]
+    assert samples["forged-signed"].expected.codes == ["manifest-not-signed", "listed"]
+    assert samples["wrong-key"].expected.codes == ["signature-untrusted", "listed"]
+    assert samples["not-a-certificate"].expected.codes[-1] == "not-a-certificate"
+    genuine, tampered = samples["genuine"].data, samples["tampered"].data
+    assert sum(a != b for a, b in zip(genuine, tampered, strict=True)) == 1
+    unsigned = tmp_path / "unsigned"
+    make_release(unsigned)
+    ids = {s.id for s in build_samples(load_release(unsigned, now=NOW))}
+    assert "unsigned-required" in ids and "wrong-key" not in ids
 
 
 def test_planted_edit_of_a_published_file_stops_the_build(tmp_path: Path) -> None:
@@ -162,48 +242,38 @@ def test_planted_edit_of_a_published_file_stops_the_build(tmp_path: Path) -> Non
     assert sorted(p.name for p in tmp_path.iterdir()) == ["certificates", "data", "site"]
 
 
+def test_manifest_path_leaving_the_project_stops_the_build(tmp_path: Path) -> None:
+    """Planted defect: a manifest entry pointing outside the project is never copied."""
+    paths = make_release(tmp_path)
+    man = json.loads(paths["manifest"].read_text(encoding="utf-8"))
+    man["files"][0]["path"] = "../outside.json"
+    write_canonical(paths["manifest"], man)
+    with pytest.raises(SiteError, match=r"/files/0/path: does not match the pattern"):
+        build_site(tmp_path, tmp_path / "site", now=NOW)
+    assert not (tmp_path / "site").exists()
+
+
+def _site_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytools", "site", *args],
+                          capture_output=True, text=True, cwd=ROOT, check=False)
+
+
 def test_missing_manifest_cli_error(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytools",
-            "site",
-            "--root",
-            str(tmp_path),
-            "--out",
-            str(tmp_path / "s"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
+    proc = _site_cli("--root", str(tmp_path), "--out", str(tmp_path / "s"))
     assert proc.returncode == 1
-    assert "MANIFEST.json: not a file" in proc.stderr
+    assert "MANIFEST.json: no such file" in proc.stderr
+    assert "run python -m pytools.certify" in proc.stderr
     assert not (tmp_path / "s").exists()
 
 
-def test_site_cli_builds(tmp_path: Path) -> None:
-    make_release(tmp_path)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytools",
-            "site",
-            "--root",
-            str(tmp_path),
-            "--out",
-            str(tmp_path / "s"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
+def test_site_cli_builds_with_a_publisher_key(tmp_path: Path) -> None:
+    key = Ed25519PrivateKey.generate()
+    paths = make_release(tmp_path, key=key)
+    proc = _site_cli("--root", str(tmp_path), "--out", str(tmp_path / "s"), "--key",
+                     str(paths["public_key"]))
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "s" / "index.html").is_file()
+    html = (tmp_path / "s" / "index.html").read_text(encoding="utf-8")
+    assert "Forged pair, checked against the publisher" in html
 
 
 # --- evidence-state rules ------------------------------------------------------------------
@@ -254,7 +324,9 @@ def test_every_state_rule_from_files(tmp_path: Path) -> None:
     write_canonical(man_path, man)
     assert bad.is_file()
 
-    release = load_release(tmp_path, now=NOW)
+    release = load_release(tmp_path, now=NOW, schemas=_schemas_for(
+        "r-ok", "r-edited", "r-inside", "r-outside", "r-licence", "r-nodata", "r-old",
+        "r-annotated", "r-bad"))
     assert _states(release, "r-ok")["count"][0] == "verified"
     assert _states(release, "r-edited")["count"][0] == "search-failed"
     assert "SHA-256 is" in _states(release, "r-edited")["count"][1]
@@ -280,16 +352,16 @@ def test_every_state_rule_from_files(tmp_path: Path) -> None:
     assert got["who"][0] == "unresolved-identity"
     assert got["empty"][0] == "searched-none-found"
     assert got["plain"][0] == "verified"
-    # the ceiling of make_release: inputs verified, one null figure
+    # the ceiling of make_release: inputs verified
     ceiling = _states(release, "demand-fetch-ceiling")
     assert ceiling["requests"][0] == "verified"
-    assert ceiling["nothing"][0] == "searched-none-found"
     produced = {
         s
         for r in release.results
         for s, _ in (x[1:3] for x in [(row.name, row.state, row.detail) for row in r.figures])
     }
     assert produced == set(EVIDENCE_STATES) - {"loading"}
+    assert got["empty"][0] == "searched-none-found"
 
 
 def test_fresh_by_mtime_then_stale(tmp_path: Path) -> None:
@@ -325,18 +397,33 @@ NODE = shutil.which("node") or next(
 HARNESS = r"""
 const fs = require("fs");
 const PCV = require(process.argv[2]);
+const b = (x) => new Uint8Array(Buffer.from(x, "base64"));
 (async () => {
   const job = JSON.parse(fs.readFileSync(process.argv[3], "utf8"));
-  const verdicts = [];
-  for (const f of job.files) {
-    const bytes = new Uint8Array(Buffer.from(f.b64, "base64"));
-    const v = await PCV.verifyBytes(bytes, job.manifest, job.schemas, f.name);
-    verdicts.push({ name: f.name, green: v.green, codes: v.codes });
+  const out = [];
+  for (const c of job.cases) {
+    try {
+      const m = c.manifest || job.manifest;
+      const manifest = await PCV.loadManifest(b(m.b64), job.schemas, m.name);
+      const env = c.manifest ? c.envelope : (c.envelope || job.envelope);
+      let keys = [];
+      for (const pem of c.keys || []) {
+        keys = keys.concat(await PCV.parsePublicKeys(pem, "pasted key"));
+      }
+      const options = { pin: c.pin || null, keys,
+        requireSignature: !!c.require || keys.length > 0 };
+      const anchor = await PCV.checkAnchor(manifest, options, env ? b(env.b64) : null,
+        env ? env.name : c.envelopeName, job.schemas);
+      const v = await PCV.verifyBytes(b(c.b64), manifest, job.schemas, c.name, anchor);
+      out.push({ name: c.name, green: v.green, codes: v.codes, reasons: v.reasons });
+    } catch (e) {
+      out.push({ name: c.name, error: String(e && e.message ? e.message : e) });
+    }
   }
   const canon = job.canon.map((t) => {
     try { return PCV.canonicalText(PCV.parse(t)); } catch (e) { return "ERROR " + e.message; }
   });
-  process.stdout.write(JSON.stringify({ verdicts, canon }));
+  process.stdout.write(JSON.stringify({ verdicts: out, canon }));
 })().catch((e) => { console.error(e); process.exit(3); });
 """
 
@@ -346,18 +433,16 @@ def _node(tmp_path: Path, job: dict[str, Any]) -> dict[str, Any]:
         pytest.skip("node is not installed; the browser test covers the verifier")
     harness = tmp_path / "harness.js"
     harness.write_text(HARNESS, encoding="utf-8")
-    script = TEMPLATES / "verifier.js"
     job_path = tmp_path / "job.json"
     job_path.write_text(json.dumps(job), encoding="utf-8")
-    proc = subprocess.run(
-        [NODE, str(harness), str(script), str(job_path)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    proc = subprocess.run([NODE, str(harness), str(TEMPLATES / "verifier.js"), str(job_path)],
+                          capture_output=True, text=True, check=False, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def _variants(paths: dict[str, Path]) -> dict[str, bytes]:
@@ -368,10 +453,12 @@ def _variants(paths: dict[str, Path]) -> dict[str, bytes]:
     out = {
         "floor": floor,
         "ceiling": ceiling,
-        "receipt": paths["receipt"].read_bytes(),
+        "csv": paths["csv"].read_bytes(),
+        "svg": paths["svg"].read_bytes(),
         "manifest": paths["manifest"].read_bytes(),
         "one-byte": floor.replace(b"Price", b"Prize"),
         "trailing-newline": ceiling + b"\n",
+        "reindented": json.dumps(json.loads(ceiling), indent=4, ensure_ascii=False).encode(),
         "truncated": ceiling[: len(ceiling) // 2],
         "malformed": b"{'a': 1}",
         "nan": b'{"a": NaN}',
@@ -381,38 +468,53 @@ def _variants(paths: dict[str, Path]) -> dict[str, bytes]:
         "lone-surrogate": b'{"a": "\\ud800"}',
         "list": b"[1, 2]",
         "empty": b"",
+        "not-a-certificate": b'{"hello": "world"}\n',
         "oversize": b" " * (4 * 1024 * 1024 + 1),
     }
 
-    def resigned(edit: Any) -> bytes:
-        c = json.loads(floor)
+    def resigned(edit: Any, source: bytes = floor) -> bytes:
+        c = json.loads(source)
         edit(c)
         return canonical_bytes(with_body_hash(c))
 
+    ceiling_cert = json.loads(ceiling)
     out["unknown-theorem"] = resigned(
-        lambda c: c["theorems"].append({**cert["theorems"][0], "name": "KVCache.Fake.t"})
-    )
+        lambda c: c["theorems"].append({**cert["theorems"][0], "name": "KVCache.Fake.t"}))
+    out["wrong-result"] = resigned(lambda c: c["theorems"].append(ceiling_cert["theorems"][0]))
     out["statement-hash"] = resigned(lambda c: c["theorems"][0].update(statement_sha256="0" * 64))
+    out["statement-text"] = resigned(
+        lambda c: c["theorems"][0].update(statement=c["theorems"][0]["statement"] + " "))
     out["schema-violation"] = resigned(lambda c: (c.pop("limits"), c.pop("inputs")))
+    out["extra-keys"] = resigned(lambda c: (c.update(extra=1), c["audit"].update(x=2),
+                                            c["theorems"][0].update(proof="trust")))
+    out["figures-extra"] = resigned(lambda c: c["figures"].update(bonus=1, requests="x"),
+                                    ceiling)
+    out["figures-missing"] = resigned(lambda c: c["figures"].pop("distinct"), ceiling)
+    out["unknown-result"] = resigned(lambda c: c.update(result="no-such-result"))
+    out["bad-path"] = resigned(lambda c: c["sources"][0].update(path="../x/../y"))
+    out["bad-enum"] = resigned(lambda c: c["toolchain"].update(kind="magic"))
     out["many-violations"] = resigned(
-        lambda c: c.update(limits=[1, 2, 3], inputs=[{}, {}], toolchain={})
-    )
-    out["bad-version"] = resigned(lambda c: c.update(schema_version="2"))
+        lambda c: c.update(limits=[1, 2, 3], inputs=[{}, {}], toolchain={}))
+    out["bad-version"] = resigned(lambda c: c.update(schema_version="1"))
     out["no-body-hash"] = canonical_bytes({k: v for k, v in cert.items() if k != "body_sha256"})
     out["wrong-types"] = resigned(
-        lambda c: c.update(figures=[1.0], title="", theorems=[{"name": "x", "axioms": ["a", "a"]}])
-    )
+        lambda c: c.update(figures=[1.0], title="", theorems=[{"name": "x", "axioms": ["a", "a"]}]))
     out["bad-patterns"] = resigned(lambda c: c.update(result="Bad Id", body_sha256="X"))
+    out["findings"] = resigned(lambda c: c["audit"].update(findings=3))
+    out["axioms-widened"] = resigned(
+        lambda c: c["audit"].update(allowed_axioms=["propext", "sorryAx"]))
+    out["axiom-outside"] = resigned(lambda c: c["theorems"][0].update(axioms=["sorryAx", "Ax"]))
+    out["check-not-run"] = resigned(lambda c: c["audit"]["checks"][0].update(status="not-run"))
+    out["check-missing"] = resigned(lambda c: c["audit"].update(checks=c["audit"]["checks"][1:]))
     out["float-fun"] = resigned(
-        lambda c: c.update(
-            figures={"a": 1e16, "b": 1e-5, "c": -0.0, "d": 123456789.125, "e": 2**64}
-        )
-    )
+        lambda c: c.update(figures={"a": 1e16, "b": 1e-5, "c": -0.0, "d": 123456789.125,
+                                    "e": 2**64}))
     out["unicode-keys"] = resigned(
-        lambda c: c.update(
-            figures={"é": 1, "z": 2, "\U0001f600": 3, "\uff5e": 4, "\x7f": "\x01\u2028"}
-        )
-    )
+        lambda c: c.update(figures={"é": 1, "z": 2, "\U0001f600": 3, "\uff5e": 4,
+                                    "\x7f": "\x01\u2028"}))
+    manifest = json.loads(paths["manifest"].read_bytes())
+    other = dict(manifest, files=manifest["files"] + [manifest["files"][0]])
+    out["other-manifest-duplicates"] = canonical_bytes(other)
     out["deep"] = b"[" * 2000 + b"]" * 2000
     out["depth-500"] = b"[" * 500 + b"]" * 500
     out["depth-501"] = b"[" * 501 + b"]" * 501
@@ -420,25 +522,142 @@ def _variants(paths: dict[str, Path]) -> dict[str, bytes]:
     out["depth-501-obj"] = b'{"a":' * 501 + b"1" + b"}" * 501
     out["huge-exponent"] = b'{"a": 1e400}'
     out["number-forms"] = b'{"a": -0, "b": -0.0, "c": 1E5, "d": 1.0e-7, "e": 100000000000000000000}'
-    out["control-char"] = b'{"a": "\x01"}'  # a raw control character in a string
+    out["control-char"] = b'{"a": "\x01"}'
     return out
 
 
+def _cli_verdict(case: dict[str, Any], release_manifest: tuple[str, bytes],
+                 release_envelope: tuple[str, bytes] | None) -> Any:
+    """The CLI's verdict for one harness case (the library the CLI runs)."""
+    name, data = case.get("manifest_raw") or release_manifest
+    manifest = manifest_from_bytes(data, name)
+    if "manifest_raw" in case:
+        env = case.get("envelope_raw")
+        env_name = env[0] if env else case["envelopeName"]
+    else:
+        env = case.get("envelope_raw") or release_envelope
+        env_name = env[0] if env else case["envelopeName"]
+    keys = {}
+    for pem in case.get("keys", []):
+        keys.update(parse_public_keys(pem.encode(), "pasted key"))
+    anchor = check_anchor(manifest, AnchorOptions(case.get("pin"), keys,
+                                                  bool(case.get("require")) or bool(keys)),
+                          env[1] if env else None, env_name)
+    return verify_bytes(case["raw"], manifest, case["name"], anchor)
+
+
+#: Codes whose detail quotes a parser's own message (Python's json / base64 and the page's
+#: parser word a syntax error differently); for these only the code must match.
+PARSER_WORDED = ("malformed-json", "signature-invalid")
+
+
+def _worded(reasons: list[str]) -> list[str]:
+    return [r.split(":", 1)[0] if r.startswith(PARSER_WORDED) else r for r in reasons]
+
+
+def _case(name: str, data: bytes, **kw: Any) -> dict[str, Any]:
+    case = {"name": name, "raw": data, "b64": _b64(data), "envelopeName":
+            "certificates/MANIFEST.intoto.jsonl", **kw}
+    for key in ("manifest_raw", "envelope_raw"):
+        if key in kw:
+            target = key.split("_")[0]
+            case[target] = {"name": kw[key][0], "b64": _b64(kw[key][1])}
+    return case
+
+
 def test_js_verifier_agrees_with_cli_on_every_case(tmp_path: Path) -> None:
-    paths = make_release(tmp_path / "rel")
-    manifest = load_manifest(paths["manifest"])
-    cases = _variants(paths)
+    """Every tamper case, every schema and policy defect, and every anchor case (pin, key,
+    forged pair, re-signed pair, wrong key, missing or garbled signature): the page's
+    verifier and the CLI reach the same verdict with the same reasons, word for word."""
+    key = Ed25519PrivateKey.generate()
+    rel = tmp_path / "rel"
+    paths = make_release(rel, key=key)
+    pem = paths["public_key"].read_text()
+    wrong = write_public_key(tmp_path / "wrong.pem", Ed25519PrivateKey.generate()).read_text()
+    genuine_manifest = ("certificates/MANIFEST.json", paths["manifest"].read_bytes())
+    genuine_envelope = ("certificates/MANIFEST.intoto.jsonl", paths["envelope"].read_bytes())
+    pin = sha256_bytes(genuine_manifest[1])
+    cases = [_case(n, d) for n, d in _variants(paths).items()]
+    floor = paths["floor"].read_bytes()
+    cases += [
+        _case("pinned", floor, pin=pin),
+        _case("pin-wrong", floor, pin="0" * 64),
+        _case("signed", floor, keys=[pem]),
+        _case("wrong-key", floor, keys=[wrong]),
+        _case("two-keys", floor, keys=[wrong, pem]),
+        _case("require-no-key", floor, require=True),
+        _case("pin-and-key", floor, pin=pin, keys=[pem]),
+        _case("the-envelope", genuine_envelope[1], keys=[pem]),
+        _case("the-envelope-unchecked", genuine_envelope[1]),
+    ]
+    garbled = _b64(b"garbage")
+    cases += [
+        _case("envelope-garbled", floor, keys=[pem],
+              envelope_raw=("certificates/MANIFEST.intoto.jsonl", b'{"payload": "' +
+                            garbled.encode() + b'"}\n')),
+        _case("envelope-two-lines", floor, keys=[pem],
+              envelope_raw=("certificates/MANIFEST.intoto.jsonl", genuine_envelope[1] * 2)),
+    ]
+    # forgeries: the pair rewritten together, then re-signed by the forger
+    forged_root = tmp_path / "forged"
+    shutil.copytree(rel, forged_root)
+    forge_pair(forged_root, weaken_floor)
+    forged_manifest = ("certificates/MANIFEST.json",
+                       (forged_root / "certificates/MANIFEST.json").read_bytes())
+    forged_floor = (forged_root / "certificates/isolation-floor.json").read_bytes()
+    cases += [
+        _case("forged-no-anchor", forged_floor, manifest_raw=forged_manifest),
+        _case("forged-pinned", forged_floor, manifest_raw=forged_manifest, pin=pin),
+        _case("forged-signed", forged_floor, manifest_raw=forged_manifest,
+              envelope_raw=genuine_envelope, keys=[pem]),
+        _case("forged-unsigned-key", forged_floor, manifest_raw=forged_manifest, keys=[pem]),
+    ]
+    sign_release(forged_root, Ed25519PrivateKey.generate())
+    resigned = ("certificates/MANIFEST.intoto.jsonl",
+                (forged_root / "certificates/MANIFEST.intoto.jsonl").read_bytes())
+    cases += [_case("forged-resigned", forged_floor, manifest_raw=forged_manifest,
+                    envelope_raw=resigned, keys=[pem])]
+    tampered_env = json.loads(genuine_envelope[1])
+    payload = json.loads(base64.b64decode(tampered_env["payload"]))
+    payload["predicate"]["results"] = ["isolation-floor"]
+    tampered_env["payload"] = _b64(canonical_bytes(payload))
+    cases += [_case("envelope-payload-edited", floor, keys=[pem], envelope_raw=(
+        genuine_envelope[0], (json.dumps(tampered_env) + "\n").encode()))]
+    url_safe = json.loads(genuine_envelope[1])
+    url_safe["payload"] = url_safe["payload"].replace("+", "-").replace("/", "_").rstrip("=")
+    url_safe["signatures"] = [{"sig": url_safe["signatures"][0]["sig"].replace("+", "-")
+                               .replace("/", "_")}]
+    cases += [_case("envelope-url-safe-no-keyid", floor, keys=[wrong, pem], envelope_raw=(
+        genuine_envelope[0], (json.dumps(url_safe) + "\n").encode()))]
+
     job = {
-        "manifest": manifest.to_browser(),
-        "schemas": {n: load_schema(n) for n in ("certificate", "manifest")},
-        "files": [{"name": k, "b64": base64.b64encode(v).decode()} for k, v in cases.items()],
+        "manifest": {"name": genuine_manifest[0], "b64": _b64(genuine_manifest[1])},
+        "envelope": {"name": genuine_envelope[0], "b64": _b64(genuine_envelope[1])},
+        "schemas": package_schemas().for_page(),
+        "cases": [{k: v for k, v in c.items() if not k.endswith("_raw") and k != "raw"}
+                  for c in cases],
         "canon": [],
     }
     got = {v["name"]: v for v in _node(tmp_path, job)["verdicts"]}
-    for name, data in cases.items():
-        want = verify_bytes(data, manifest, name)
-        assert (got[name]["green"], got[name]["codes"]) == (want.green, want.codes), name
-    assert got["floor"]["green"] and not got["one-byte"]["green"]
+    for case in cases:
+        want = _cli_verdict(case, genuine_manifest, genuine_envelope)
+        js = got[case["name"]]
+        assert "error" not in js, (case["name"], js)
+        assert (js["green"], js["codes"]) == (want.green, want.codes), case["name"]
+        assert _worded(js["reasons"]) == _worded(want.reasons), case["name"]
+    expected_red = {
+        "forged-pinned": "manifest-not-pinned", "forged-signed": "manifest-not-signed",
+        "forged-resigned": "signature-untrusted", "wrong-key": "signature-untrusted",
+        "forged-unsigned-key": "signature-missing", "envelope-payload-edited": "signature-bad",
+        "pin-wrong": "manifest-not-pinned", "envelope-garbled": "signature-invalid",
+        "envelope-two-lines": "signature-invalid", "require-no-key": "signature-unverified",
+    }
+    for name, code in expected_red.items():
+        assert not got[name]["green"] and got[name]["codes"][0] == code, (name, got[name])
+    assert got["floor"]["green"] and got["signed"]["green"] and got["pinned"]["green"]
+    assert got["envelope-url-safe-no-keyid"]["green"]
+    assert got["forged-no-anchor"]["green"]  # integrity only: said so in the first reason
+    assert got["forged-no-anchor"]["codes"][0] == "integrity-only"
 
 
 def _random_value(rng: random.Random, depth: int = 0) -> Any:
@@ -477,22 +696,20 @@ def test_js_canonical_form_matches_python(tmp_path: Path) -> None:
     values = [_random_value(rng) for _ in range(400)]
     # non-canonical input text (ASCII escapes, no indent, unsorted) -> canonical in both
     texts = [json.dumps(v, ensure_ascii=True) for v in values]
-    got = _node(tmp_path, {"manifest": {}, "schemas": {}, "files": [], "canon": texts})["canon"]
+    got = _node(tmp_path, {"manifest": {}, "schemas": {}, "cases": [], "canon": texts})["canon"]
     for value, js in zip(values, got, strict=True):
         assert js == canonical_bytes(value).decode("utf-8"), value
 
 
 def test_js_schema_subset_covers_the_schemas() -> None:
-    """Every keyword the schemas use is one the in-page validator implements."""
+    """The page implements exactly the keywords validation.py words errors for, and every
+    schema (figures schemas included) stays inside them."""
     script = (TEMPLATES / "verifier.js").read_text(encoding="utf-8")
     supported = set(
-        re.search(r"var KEYWORDS = \[(.*?)\];", script, re.S)
-        .group(1)
-        .replace('"', "")
-        .replace("\n", "")
-        .replace(" ", "")
-        .split(",")
+        re.search(r"var KEYWORDS = \[(.*?)\];", script, re.S).group(1)
+        .replace('"', "").replace("\n", "").replace(" ", "").split(",")
     )
+    assert supported == set(KEYWORDS)
 
     def keywords(node: Any, under_props: bool = False) -> set[str]:
         out: set[str] = set()
@@ -500,23 +717,18 @@ def test_js_schema_subset_covers_the_schemas() -> None:
             for key, value in node.items():
                 if not under_props:
                     out.add(key)
-                out |= keywords(value, key in ("properties", "$defs"))
+                if key not in ("const", "enum", "examples"):
+                    out |= keywords(value, key in ("properties", "$defs"))
         elif isinstance(node, list):
             for value in node:
                 out |= keywords(value)
         return out
 
-    for name in ("certificate", "manifest"):
-        used = keywords(load_schema(name)) - {"$schema"}
-        assert used - supported == set(), name
+    for name, schema in package_schemas().documents.items():
+        assert keywords(schema) - supported == set(), name
 
 
-def test_manifest_path_leaving_the_project_stops_the_build(tmp_path: Path) -> None:
-    """Planted defect: a manifest entry pointing outside the project is never copied."""
-    paths = make_release(tmp_path)
-    man = json.loads(paths["manifest"].read_text(encoding="utf-8"))
-    man["files"][0]["path"] = "../outside.json"
-    write_canonical(paths["manifest"], man)
-    with pytest.raises(SiteError, match="leaves the project"):
-        build_site(tmp_path, tmp_path / "site", now=NOW)
-    assert not (tmp_path / "site").exists()
+def test_js_subset_check_catches_a_planted_keyword() -> None:
+    planted = {"$schema": SCHEMA_DIALECT, "type": "object", "patternProperties": {}}
+    with pytest.raises(ValueError, match="patternProperties"):
+        package_schemas().with_documents({"figures/x": planted})

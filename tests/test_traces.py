@@ -278,7 +278,10 @@ def test_sweep_is_byte_deterministic(tmp_path: Path) -> None:
     assert [q.name for q in first] == ["sweep.csv", "sweep.svg", "sweep.png"]
     for a, b in zip(first, second, strict=True):
         assert a.read_bytes() == b.read_bytes(), a.name
-    rows = (tmp_path / "a" / "sweep.csv").read_text().splitlines()
+    lines = (tmp_path / "a" / "sweep.csv").read_text().splitlines()
+    assert lines[0] == f"# source: {p}"
+    assert lines[1] == "# sha256: " + hashlib.sha256(p.read_bytes()).hexdigest()
+    rows = [line for line in lines if not line.startswith("#")]
     assert rows[0].startswith("capacity,lru_hits,belady_hits")
     last = rows[-1].split(",")
     d = 5 + 60
@@ -287,18 +290,29 @@ def test_sweep_is_byte_deterministic(tmp_path: Path) -> None:
 
 
 def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
+    # 2,001 lines, so that the claim's window (lines 1201-2000) exists; each line is a fresh
+    # block b plus the hot block 0, so the counts are known in closed form.
+    lines = [json.dumps({"hash_ids": [0, b]}) for b in range(1, 2002)]
     shared = tmp_path / "shared"
     trace = shared / "data" / "mooncake" / "conversation_trace.jsonl"
     trace.parent.mkdir(parents=True)
-    write_trace(trace, GOOD)
+    write_trace(trace, lines)
     monkeypatch.setenv("PYTOOLS_SHARED", str(shared))
     ev = evidence(tmp_path)
     f = ev.figures
-    assert (f["requests"], f["references"], f["distinct"]) == (3, 9, 6)
-    assert (f["ceiling_numerator"], f["ceiling_denominator"]) == (1, 3)
-    assert f["ceiling_percent"] == "33.3333"
+    assert (f["requests"], f["references"], f["distinct"]) == (2001, 4002, 2002)
+    assert Fraction(f["ceiling_numerator"], f["ceiling_denominator"]) == Fraction(2000, 4002)
     assert f["policy_hits"][-1] == f["sweep"][-1]
-    assert f["sweep"][-1]["capacity"] == 6 and f["sweep"][-1]["belady_hits"] == 3
+    assert f["sweep"][-1]["capacity"] == 2002 and f["sweep"][-1]["belady_hits"] == 2000
+    # capacity 1: every reference misses (0 and b alternate); capacity 2 keeps block 0
+    assert f["sweep"][0] == {"capacity": 1, "lru_hits": 0, "belady_hits": 0,
+                             "lru_percent": "0.0000", "belady_percent": "0.0000"}
+    w = f["window"]
+    assert "window" in w["label"] and "lines 1201-2000" in w["label"]
+    assert (w["first_line"], w["last_line"]) == (1201, 2000)
+    assert (w["requests"], w["references"], w["distinct"], w["max_hits"]) == (800, 1600, 801, 799)
+    assert w["ceiling_percent"] == percent_str(Fraction(799, 1600))
+    assert w["policy_hits"][0]["capacity"] == 801  # 1693 > distinct: only distinct is stated
     assert [(i.path, i.sha256) for i in ev.inputs] == [
         ("../shared/data/mooncake/conversation_trace.jsonl",
          hashlib.sha256(trace.read_bytes()).hexdigest())

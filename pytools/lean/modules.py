@@ -31,7 +31,7 @@ class Module:
 _TOKEN = re.compile(r"\s+|--[^\n]*|/-|[^\s]+")
 
 
-def _strip_comments(text: str) -> str:
+def strip_comments(text: str) -> str:
     """Remove line comments and (nested) block comments, keeping line structure."""
     out: list[str] = []
     i, depth, n = 0, 0, len(text)
@@ -63,7 +63,7 @@ def parse_imports(text: str) -> tuple[str, ...]:
     The header is ``module``? ``prelude``? then ``[public] [meta] import [all] Name`` lines;
     it ends at the first other token.
     """
-    words = _strip_comments(text).split()
+    words = strip_comments(text).split()
     imports: list[str] = []
     i = 0
     while i < len(words):

@@ -9,25 +9,19 @@ A certificate's ``body_sha256`` is the SHA-256 of the canonical bytes of the cer
 with the ``body_sha256`` key removed; :func:`with_body_hash` adds it and
 :func:`check_body_hash` checks it.
 
-Schemas live in ``pytools/publish/schemas/<name>.schema.json`` (package data, JSON Schema Draft
-2020-12); :func:`validate` never touches the network.
+Schemas and validation: :mod:`.validation` (re-exported here).
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import math
 import os
 import tempfile
-from importlib import resources
 from pathlib import Path
 from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
 
 #: The key of a certificate that holds the hash of the rest of it.
 BODY_HASH_KEY = "body_sha256"
@@ -38,10 +32,6 @@ SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 class CanonicalError(ValueError):
     """A value that has no canonical JSON form (NaN, infinity, non-string key, ...)."""
-
-
-class SchemaError(ValueError):
-    """A document that does not satisfy its JSON Schema; the message names the place."""
 
 
 def _check_value(obj: Any, where: str = "$") -> None:
@@ -112,6 +102,19 @@ def check_body_hash(cert: dict[str, Any]) -> bool:
         return False
 
 
+def make_dirs(folder: Path, mode: int = 0o755) -> None:
+    """Create ``folder`` and its missing parents, each with ``mode`` whatever the umask (a web
+    server running as another user must be able to read what is published)."""
+    missing = []
+    for candidate in (folder, *folder.parents):
+        if candidate.is_dir():
+            break
+        missing.append(candidate)
+    for created in reversed(missing):
+        created.mkdir(exist_ok=True)
+        os.chmod(created, mode)
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` through a temp file in the same folder and ``os.replace``.
 
@@ -119,7 +122,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     folder is created if needed; the temp file is removed if anything fails.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(target.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -141,49 +144,11 @@ def write_canonical(path: str | os.PathLike[str], obj: Any) -> str:
     return sha256_bytes(data)
 
 
-@functools.cache
-def _schema_text(name: str) -> str:
-    if not name.replace("-", "").replace("_", "").isalnum():
-        raise ValueError(f"bad schema name {name!r}")
-    ref = resources.files("pytools.publish").joinpath("schemas", f"{name}.schema.json")
-    return ref.read_text(encoding="utf-8")
+# Schema validation lives in :mod:`.validation`; these names stay importable from here.
+from .validation import SchemaError, load_schema, schema_errors, validate  # noqa: E402
 
-
-def load_schema(name: str) -> dict[str, Any]:
-    """The JSON Schema ``pytools/publish/schemas/<name>.schema.json`` (e.g. ``"certificate"``)."""
-    schema = json.loads(_schema_text(name))
-    Draft202012Validator.check_schema(schema)
-    return schema
-
-
-@functools.cache
-def _validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(load_schema(name))
-
-
-def _path_text(path: Any) -> str:
-    out = "$"
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
-
-
-def schema_errors(obj: Any, schema_name: str) -> list[str]:
-    """Every violation of schema ``schema_name`` by ``obj``, as ``"$.path: message"`` lines."""
-    errors = sorted(
-        _validator(schema_name).iter_errors(obj),
-        key=lambda e: (list(map(str, e.path)), e.message),
-    )
-    return [f"{_path_text(e.absolute_path)}: {e.message}" for e in errors]
-
-
-def validate(obj: Any, schema_name: str) -> None:
-    """Raise :class:`SchemaError` if ``obj`` violates schema ``schema_name``.
-
-    The message names the most relevant violation and its place (``$.theorems[0].name``).
-    """
-    error = best_match(_validator(schema_name).iter_errors(obj))
-    if error is not None:
-        raise SchemaError(
-            f"{schema_name} schema: {_path_text(error.absolute_path)}: {error.message}"
-        )
+__all__ = [
+    "BODY_HASH_KEY", "SCHEMA_DIALECT", "CanonicalError", "SchemaError", "atomic_write_bytes",
+    "body_hash", "canonical_bytes", "check_body_hash", "load_schema", "make_dirs", "schema_errors",
+    "sha256_bytes", "validate", "with_body_hash", "write_canonical",
+]

@@ -3,8 +3,13 @@
 One run: build the library (:mod:`pytools.lean.build`), enumerate and audit every declaration
 from the compiled ``.olean`` files (:mod:`pytools.lean.audit`), compute each published
 result's figures from its input files (:mod:`pytools.results.registry`), and emit one canonical,
-schema-valid certificate per result plus ``certificates/MANIFEST.json``. Nothing is
-written when anything is wrong; every file is written atomically, the manifest last.
+schema-valid certificate per result plus ``certificates/MANIFEST.json``. Each certificate
+records where it comes from (:mod:`.provenance`: the library's git tree, the commit, every
+audited ``.olean`` part) and the audit checks that ran (:mod:`.policy`); the manifest carries
+each theorem's term hash and printed-text hash. With ``--sign-key`` an in-toto statement
+over the release is signed into ``certificates/MANIFEST.intoto.jsonl`` (:mod:`.attest`).
+Nothing is written when anything is wrong; every file is written atomically, the manifest
+and then its signature last.
 
 ``--check`` derives the same files in memory and fails if a committed one is missing,
 stale or different (CI runs it).
@@ -12,44 +17,61 @@ stale or different (CI runs it).
 
 from __future__ import annotations
 
-import json
+import os
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pytools.lean import audit as audit_mod
+from pytools.lean.audit import certificate as audit_certificate
+from pytools.lean.audit import reviewed
 from pytools.lean.build import BUILD_DIR, build, lake_build, report
-from pytools.lean.modules import BuildError, discover, topological_order
+from pytools.lean.modules import LIBRARY_ROOTS, BuildError, discover, topological_order
 from pytools.lean.toolchain import Toolchain, ToolchainError, find_toolchain
 from pytools.paths import project_root, sha256_file
 from pytools.results.registry import published_results
 from pytools.results.spec import Evidence, ResultSpec
 
-from .canonical import atomic_write_bytes, canonical_bytes, sha256_bytes, validate, with_body_hash
+from . import provenance
+from .bundle import (
+    CERT_DIR,
+    ENVELOPE,
+    FIGURES_DIR,
+    MANIFEST,
+    README,
+    SCHEMA_VERSION,
+    SUMMARY_END,
+    SUMMARY_START,
+    Derived,
+    assemble,
+    summary_block,
+    with_summary,
+    write_all,
+)
+from .canonical import atomic_write_bytes, canonical_bytes, sha256_bytes, with_body_hash
+from .compare import (
+    commit_to_record,
+    committed_toolchain,
+    compare,
+    compare_modulo_oleans,
+    recorded_source,
+)
+from .keys import KeyFileError, load_signing_key
+from .validation import SchemaSet, package_schemas
 
-SCHEMA_VERSION = "1"
-CERT_DIR = Path("certificates")
-MANIFEST = CERT_DIR / "MANIFEST.json"
-FIGURES_DIR = CERT_DIR / "figures"
 RECEIPT = Path(".lake/build/pytools-receipt.json")
-README = Path("README.md")
-SUMMARY_START = "<!-- pytools.certify:summary -->"
-SUMMARY_END = "<!-- /pytools.certify:summary -->"
-ALLOWED_AXIOMS = ("Classical.choice", "Quot.sound", "propext")
 
-
-@dataclass
-class Derived:
-    """Everything one certify run would write, as bytes, plus what went wrong."""
-
-    files: dict[str, bytes] = field(default_factory=dict)  # repo-relative path -> bytes
-    problems: list[str] = field(default_factory=list)
-    rows: list[tuple[str, int, str, str]] = field(default_factory=list)
+__all__ = [
+    "CERT_DIR", "ENVELOPE", "FIGURES_DIR", "MANIFEST", "README", "SCHEMA_VERSION",
+    "SUMMARY_END", "SUMMARY_START", "Derived", "assemble", "compare", "derive", "main", "run",
+    "summary_block", "with_summary", "write_all",
+]
 
 
 def library_sources(root: Path) -> list[dict[str, str]]:
@@ -59,30 +81,15 @@ def library_sources(root: Path) -> list[dict[str, str]]:
     return [{"path": p, "sha256": sha256_file(root / p)} for p in paths if (root / p).is_file()]
 
 
-def audit_summary(report_: audit_mod.AuditReport) -> dict[str, Any]:
-    decls = report_.declarations
-    auxiliary = sum(1 for d in decls if d.auxiliary)
-    theorems = sum(1 for d in decls if d.kind == "theorem" and not d.auxiliary)
-    return {
-        "declarations": len(decls),
-        "user_facing": len(decls) - auxiliary,
-        "auxiliary": auxiliary,
-        "user_facing_theorems": theorems,
-        "findings": len(report_.findings),
-        "allowed_axioms": list(ALLOWED_AXIOMS),
-        "trusted_core_theorems": len(report_.trusted_core),
-        "trusted_core_constants": list(report_.trusted_core),
-        "trusted_core_note": (
-            "core theorems whose proof bodies are absent from the exported core library are "
-            "trusted: their own axioms are not re-derived by this audit"
-        ),
-        "method": "pytools.lean.olean reads the compiled .olean files and walks every constant "
-        "reference of each declaration transitively",
-    }
+def audit_summary(report_: audit_mod.AuditReport,
+                  lean: dict[str, str] | None = None) -> dict[str, Any]:
+    """The certificate's audit block (written by :mod:`pytools.lean.audit.certificate`)."""
+    return audit_certificate.audit_block(report_, lean or {})
 
 
 def _theorem_entries(
-    spec: ResultSpec, by_name: dict[str, audit_mod.Declaration], problems: list[str]
+    spec: ResultSpec, by_name: dict[str, audit_mod.Declaration], problems: list[str],
+    report_: audit_mod.AuditReport,
 ) -> list[dict[str, Any]]:
     entries = []
     if not spec.theorems:
@@ -95,15 +102,7 @@ def _theorem_entries(
         if decl.kind != "theorem":
             problems.append(f"{spec.id}: {name} is a {decl.kind}, not a theorem")
             continue
-        entries.append(
-            {
-                "name": decl.name,
-                "module": decl.module,
-                "statement": decl.statement,
-                "statement_sha256": decl.statement_sha256,
-                "axioms": sorted(decl.axioms),
-            }
-        )
+        entries.append(audit_certificate.theorem_entry(decl, report_))
     return entries
 
 
@@ -112,17 +111,37 @@ def derive(
     toolchain_identity: dict[str, str],
     report_: audit_mod.AuditReport,
     results: tuple[ResultSpec, ...],
+    *,
+    source_commit: str | None | bool = True,
+    sign_key: Ed25519PrivateKey | None = None,
+    schemas: SchemaSet | None = None,
 ) -> Derived:
-    """Compute every certificate, figure file and the manifest, without writing anything."""
+    """Compute every certificate, figure file and the manifest, without writing anything.
+
+    ``source_commit``: True to look the commit up in git, else the commit to record (a check
+    or a rebuild records the commit the committed certificates name, once verified).
+    ``sign_key``: sign the release (else a committed signature is kept if it still covers
+    the manifest). ``schemas``: the schema set (default: the package's).
+    """
     out = Derived()
+    schemas = schemas or package_schemas()
     for finding in report_.findings:
         out.problems.append(finding.message())
     by_name = {d.name: d for d in report_.declarations}
     sources = library_sources(root)
-    summary = audit_summary(report_)
-    manifest_theorems = []
+    summary = audit_summary(report_, toolchain_identity)
+    source = provenance.source(root, source_commit).as_json()
+    oleans, missing = provenance.olean_parts(root, report_.modules)
+    out.problems += [f"{m}: missing, though its module was audited" for m in missing]
+    out.summary, out.source = summary, source
     for spec in results:
-        theorems = _theorem_entries(spec, by_name, out.problems)
+        if schemas.figures_schema(spec.id) is None:
+            out.problems.append(
+                f"{spec.id}: no figures schema; add pytools/publish/schemas/figures/"
+                f"{spec.id}.schema.json describing its figures (one file, see README)"
+            )
+            continue
+        theorems = _theorem_entries(spec, by_name, out.problems, report_)
         try:
             evidence = spec.evidence(root) if spec.evidence else Evidence(figures={})
         except Exception as exc:  # a result's evidence failing is a finding, not a crash
@@ -138,6 +157,8 @@ def derive(
             "toolchain": toolchain_identity,
             "limits": list(spec.limits),
             "sources": sources,
+            "source": source,
+            "oleans": oleans,
             "audit": summary,
             **evidence.extra,
         }
@@ -145,36 +166,24 @@ def derive(
             cert["artifacts"] = _derive_artifacts(root, spec, out)
         cert = with_body_hash(cert)
         try:
-            validate(cert, "certificate")
+            schemas.validate(cert, "certificate")
         except ValueError as exc:
             out.problems.append(f"{spec.id}: certificate violates its schema: {exc}")
             continue
-        out.files[str(CERT_DIR / f"{spec.id}.json")] = canonical_bytes(cert)
-        manifest_theorems += [
-            {"name": t["name"], "statement_sha256": t["statement_sha256"], "result": spec.id}
+        out.certs[str(CERT_DIR / f"{spec.id}.json")] = cert
+        out.manifest_theorems += [
+            {
+                "name": t["name"],
+                "result": spec.id,
+                "statement_sha256": t["statement_sha256"],
+                "statement_text_sha256": sha256_bytes(t["statement"].encode("utf-8")),
+            }
             for t in theorems
         ]
         axioms = sorted({a for t in theorems for a in t["axioms"]})
         status = "ok" if theorems and len(theorems) == len(spec.theorems) else "INCOMPLETE"
         out.rows.append((spec.id, len(theorems), ", ".join(axioms) or "none", status))
-    manifest = {
-        "schema_version": SCHEMA_VERSION,
-        "files": [
-            {"path": path, "sha256": sha256_bytes(data), "size": len(data)}
-            for path, data in sorted(out.files.items())
-        ],
-        "theorems": sorted(manifest_theorems, key=lambda t: (t["name"], t["result"])),
-    }
-    try:
-        validate(manifest, "manifest")
-    except ValueError as exc:
-        out.problems.append(f"manifest violates its schema: {exc}")
-    out.files[str(MANIFEST)] = canonical_bytes(manifest)
-    readme = root / README
-    if readme.is_file():
-        updated = with_summary(readme.read_text(encoding="utf-8"), summary_block(out, summary))
-        if updated is not None:
-            out.files[str(README)] = updated.encode("utf-8")
+    assemble(root, out, sign_key, schemas)
     return out
 
 
@@ -190,114 +199,9 @@ def _derive_artifacts(root: Path, spec: ResultSpec, out: Derived) -> list[dict[s
         for path in sorted(written):
             rel = str(FIGURES_DIR / spec.id / path.name)
             data = path.read_bytes()
-            out.files[rel] = data
+            out.artifacts[rel] = data
             listed.append({"path": rel, "sha256": sha256_bytes(data)})
     return listed
-
-
-def summary_block(derived: Derived, summary: dict[str, Any]) -> str:
-    """The README's generated summary: counts and results, from this run's audit."""
-    lines = [
-        SUMMARY_START,
-        "<!-- generated by `python -m pytools.certify`; do not edit by hand -->",
-        f"Audited declarations: **{summary['declarations']}** "
-        f"({summary['user_facing']} user-facing, {summary['auxiliary']} compiler-generated; "
-        f"{summary['user_facing_theorems']} user-facing theorems). "
-        f"Findings: **{summary['findings']}**. Allowed axioms: "
-        + ", ".join(f"`{a}`" for a in summary["allowed_axioms"])
-        + ".",
-        "Axioms are those reached through the library's own proof terms: core theorems ship "
-        "without proofs in the exported core library, so their axioms are not re-derived "
-        f"({summary['trusted_core_theorems']} trusted core constants, listed in each "
-        "certificate).",
-        "",
-        "| result | theorems | axioms reached | status |",
-        "|---|---|---|---|",
-    ]
-    lines += [f"| `{r}` | {n} | {a} | {s} |" for r, n, a, s in derived.rows]
-    lines.append(SUMMARY_END)
-    return "\n".join(lines)
-
-
-def with_summary(text: str, block: str) -> str | None:
-    """``text`` with the generated block replaced, or None if it has no markers."""
-    start, end = text.find(SUMMARY_START), text.find(SUMMARY_END)
-    if start < 0 or end < start:
-        return None
-    return text[:start] + block + text[end + len(SUMMARY_END):]
-
-
-def compare(root: Path, derived: Derived, same_toolchain: bool) -> list[str]:
-    """Differences between what certify would write now and what is committed."""
-    problems = []
-    for rel, data in sorted(derived.files.items()):
-        path = root / rel
-        if not path.is_file():
-            problems.append(f"{rel}: missing (run `python -m pytools.certify`)")
-            continue
-        committed = path.read_bytes()
-        if committed == data:
-            continue
-        if not same_toolchain and rel.endswith(".json") and _same_but_toolchain(committed, data):
-            continue
-        problems.append(f"{rel}: differs from what the current sources and data give")
-    manifest = root / MANIFEST
-    if manifest.is_file():
-        try:
-            listed = json.loads(manifest.read_text())["files"]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            problems.append(f"{MANIFEST}: unreadable: {exc}")
-            listed = []
-        for entry in listed:
-            path = root / entry.get("path", "")
-            if not path.is_file():
-                problems.append(f"{MANIFEST}: lists {entry.get('path')}, which is missing")
-            elif sha256_file(path) != entry.get("sha256"):
-                problems.append(f"{MANIFEST}: hash of {entry.get('path')} no longer matches")
-    return problems
-
-
-def _same_but_toolchain(a: bytes, b: bytes) -> bool:
-    """Equal apart from the toolchain record (a native check of wasm-made certificates)."""
-
-    def strip(data: bytes) -> Any:
-        obj = json.loads(data)
-        if isinstance(obj, dict):
-            obj.pop("toolchain", None)
-            obj.pop("body_sha256", None)
-            for entry in obj.get("files", []):
-                entry.pop("sha256", None)
-                entry.pop("size", None)
-        return obj
-
-    try:
-        return strip(a) == strip(b)
-    except (json.JSONDecodeError, AttributeError):
-        return False
-
-
-def committed_toolchain(root: Path) -> dict[str, str] | None:
-    for path in sorted((root / CERT_DIR).glob("*.json")):
-        if path.name == MANIFEST.name:
-            continue
-        try:
-            return json.loads(path.read_text()).get("toolchain")
-        except (OSError, json.JSONDecodeError):
-            return None
-    return None
-
-
-def write_all(root: Path, derived: Derived) -> None:
-    """Write every file atomically, the manifest last; drop figure files no longer made."""
-    manifest_key = str(MANIFEST)
-    for rel, data in sorted(derived.files.items()):
-        if rel != manifest_key:
-            atomic_write_bytes(root / rel, data)
-    figures = root / FIGURES_DIR
-    for old in sorted(figures.rglob("*")) if figures.is_dir() else []:
-        if old.is_file() and str(old.relative_to(root)) not in derived.files:
-            old.unlink()
-    atomic_write_bytes(root / manifest_key, derived.files[manifest_key])
 
 
 def native_cross_check(
@@ -305,8 +209,6 @@ def native_cross_check(
     results: tuple[ResultSpec, ...],
 ) -> list[str]:
     """Where a native Lean exists, `#print axioms` must agree with the .olean audit."""
-    import os
-
     theorems = sorted({t for spec in results for t in spec.theorems})
     lean_cmd = [toolchain.lake, "env", "lean"] if toolchain.lake else list(toolchain.lean)
     env = {**os.environ, "LEAN_PATH": os.pathsep.join([str(root / BUILD_DIR),
@@ -315,15 +217,53 @@ def native_cross_check(
     return audit_mod.compare_with_native(report_, native)
 
 
+def audit_checks(
+    toolchain: Toolchain, root: Path, modules: list[str], report_: audit_mod.AuditReport,
+    results: tuple[ResultSpec, ...],
+) -> tuple[list[str], dict[str, bool], dict[str, str]]:
+    """The checks beside the .olean audit: the reviewed statements (always), and where a
+    native Lean exists `#print axioms` and a kernel replay (leanchecker) of every module.
+    Returns (problems, which checks ran, why the others did not)."""
+    theorems = sorted({t for spec in results for t in spec.theorems})
+    try:
+        problems = reviewed.check(root, report_, theorems)
+    except audit_mod.AuditError as exc:
+        problems = [f"{reviewed.REVIEWED_FILE}: cannot compare: {exc}"]
+    ran = {"reviewed-statements": True}
+    why: dict[str, str] = {}
+    if toolchain.kind != "native":
+        return problems, ran, why
+    problems += native_cross_check(toolchain, root, modules, report_, results)
+    ran["print-axioms"] = True
+    checker = audit_mod.find_leanchecker(toolchain.lean[0])
+    if checker is None:
+        why["leanchecker"] = f"no leanchecker next to {toolchain.lean[0]} or on PATH"
+        return problems, ran, why
+    cmd = [toolchain.lake, "env", checker] if toolchain.lake else [checker]
+    env = {**os.environ, "LEAN_PATH": os.pathsep.join([str(root / BUILD_DIR),
+                                                       str(toolchain.lib_dir)])}
+    problems += audit_mod.run_leanchecker(cmd, modules, cwd=root, env=env)
+    ran["leanchecker"] = True
+    return problems, ran, why
+
+
 @dataclass
 class Run:
     ok: bool
     timings: dict[str, float]
     derived: Derived | None = None
+    toolchain: Toolchain | None = None
 
 
-def run(root: Path, check: bool, lean: str | None = None, jobs: int | None = None) -> Run:
-    """The whole job; prints its progress and a table, returns whether it succeeded."""
+def produce(
+    root: Path,
+    lean: str | None = None,
+    jobs: int | None = None,
+    *,
+    source_commit: str | None | bool = True,
+    sign_key: Ed25519PrivateKey | None = None,
+) -> Run:
+    """Build, audit and derive every file in memory (nothing written but the build)."""
     timings: dict[str, float] = {}
     toolchain = find_toolchain(lean, root)
     click.echo(f"toolchain: {toolchain.kind} Lean {toolchain.version} ({toolchain.found_by})")
@@ -333,30 +273,50 @@ def run(root: Path, check: bool, lean: str | None = None, jobs: int | None = Non
     timings["build"] = time.monotonic() - start
     report(built)
     if not built.ok:
-        return Run(False, timings)
+        return Run(False, timings, None, toolchain)
 
     start = time.monotonic()
-    modules = topological_order(discover(root))
-    audited = audit_mod.audit_modules(modules, [root / BUILD_DIR, toolchain.lib_dir])
+    library = discover(root)
+    modules = topological_order(library)
     results = published_results()
-    disagreements: list[str] = []
-    if toolchain.kind == "native":
-        disagreements = native_cross_check(toolchain, root, modules, audited, results)
+    theorems = sorted({t for spec in results for t in spec.theorems})
+    audited = audit_mod.audit_modules(
+        modules, [root / BUILD_DIR], core_dir=toolchain.lib_dir, root=LIBRARY_ROOTS[0],
+        sources=audit_certificate.library_sources(root, library), meanings_for=theorems)
+    disagreements, ran, why = audit_checks(toolchain, root, modules, audited, results)
+    audited = audit_certificate.with_checks(audited, ran, why)
     timings["audit"] = time.monotonic() - start
 
     start = time.monotonic()
-    derived = derive(root, toolchain.identity(), audited, results)
+    derived = derive(root, toolchain.identity(), audited, results,
+                     source_commit=source_commit, sign_key=sign_key)
     derived.problems += disagreements
+    timings["derive"] = time.monotonic() - start
+    run_ = Run(not derived.problems, timings, derived, toolchain)
+    _write_receipt(root, toolchain, built, timings, derived)
+    return run_
+
+
+def run(root: Path, check: bool, lean: str | None = None, jobs: int | None = None,
+        sign_key: Path | None = None) -> Run:
+    """The whole job; prints its progress and a table, returns whether it succeeded."""
+    key = load_signing_key(sign_key) if sign_key is not None else None
+    notes: list[str] = []
+    commit = commit_to_record(root, recorded_source(root), notes) if check else True
+    produced = produce(root, lean, jobs, source_commit=commit, sign_key=key)
+    derived, toolchain = produced.derived, produced.toolchain
+    if derived is None or toolchain is None:
+        return produced
+    derived.notes += notes
+    start = time.monotonic()
     if check:
         same = committed_toolchain(root) in (None, toolchain.identity())
-        derived.problems += compare(root, derived, same)
+        derived.problems += compare_modulo_oleans(root, root, derived, same, key)
     elif not derived.problems:
         write_all(root, derived)
-    timings["emit"] = time.monotonic() - start
-
-    _print_table(derived, timings, check)
-    _write_receipt(root, toolchain, built, timings, derived)
-    return Run(not derived.problems, timings, derived)
+    produced.timings["emit"] = time.monotonic() - start
+    _print_table(derived, produced.timings, check)
+    return Run(not derived.problems, produced.timings, derived, toolchain)
 
 
 def _print_table(derived: Derived, timings: dict[str, float], check: bool) -> None:
@@ -366,6 +326,8 @@ def _print_table(derived: Derived, timings: dict[str, float], check: bool) -> No
     click.echo(
         "timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())
     )
+    for note in derived.notes:
+        click.echo(f"note: {note}")
     for problem in derived.problems:
         click.echo(f"FINDING: {problem}", err=True)
     verb = "checked" if check else "written"
@@ -395,11 +357,14 @@ def _write_receipt(root, toolchain, built, timings, derived) -> None:
               help="Re-derive everything and fail if a committed file is stale or differs.")
 @click.option("--lean", default=None, help="A native `lean`, or `wasm` (see `pytools toolchain`).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None)
-def main(check: bool, lean: str | None, jobs: int | None) -> None:
+@click.option("--sign-key", type=click.Path(path_type=Path), default=None,
+              help="Ed25519 private key (PEM, mode 0600, never in the repository): sign the "
+              f"release into {ENVELOPE}.")
+def main(check: bool, lean: str | None, jobs: int | None, sign_key: Path | None) -> None:
     """Build, audit every declaration, and emit (or --check) the certificates."""
     try:
-        outcome = run(project_root(), check, lean, jobs)
-    except (ToolchainError, BuildError, audit_mod.AuditError) as exc:
+        outcome = run(project_root(), check, lean, jobs, sign_key)
+    except (ToolchainError, BuildError, audit_mod.AuditError, KeyFileError) as exc:
         raise click.ClickException(str(exc)) from exc
     sys.exit(0 if outcome.ok else 1)
 

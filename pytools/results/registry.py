@@ -10,10 +10,11 @@ from __future__ import annotations
 from .ceiling.result import SPEC as CEILING
 from .isolation import SPEC as ISOLATION
 from .kernel.result import SPEC as KERNEL
+from .leak.result import SPEC as LEAK
 from .placement.result import SPEC as PLACEMENT
 from .spec import ResultSpec
 
 
 def published_results() -> tuple[ResultSpec, ...]:
     """Every result that gets a certificate, in the order the certificates are listed."""
-    return (ISOLATION, CEILING, KERNEL, PLACEMENT)
+    return (ISOLATION, CEILING, KERNEL, PLACEMENT, LEAK)

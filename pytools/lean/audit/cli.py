@@ -44,13 +44,21 @@ def format_table(report: AuditReport, show_aux: bool = False) -> str:
 @click.option("--all", "show_aux", is_flag=True, help="Also list auxiliary declarations.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--no-cache", is_flag=True, help="Do not use the on-disk library index cache.")
+@click.option("--core", "core", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="The toolchain's core library folder (Init.olean...): allowed axioms are "
+                   "recognised only as read from it. Without it every allowed-looking axiom "
+                   "is a finding.")
+@click.option("--root", "root", default=None,
+              help="The library's root module: every module must be in its import closure.")
 def main(modules: tuple[str, ...], search_path: tuple[Path, ...], show_aux: bool,
-         as_json: bool, no_cache: bool) -> None:
-    """Audit the axioms of every declaration of MODULES from their .olean files."""
+         as_json: bool, no_cache: bool, core: Path | None, root: str | None) -> None:
+    """Audit every declaration of MODULES from their .olean files (every rule of
+    pytools.lean.audit.rules)."""
     paths = list(search_path) or [Path(p) for p in os.environ.get("LEAN_PATH", "").split(":")
                                   if p]
     try:
-        report = audit_modules(list(modules), paths, cache_dir=not no_cache)
+        report = audit_modules(list(modules), paths, cache_dir=not no_cache, core_dir=core,
+                               root=root)
     except (AuditError, OleanError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)

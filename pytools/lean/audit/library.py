@@ -11,9 +11,10 @@ from pathlib import Path
 
 from pytools.lean.olean import Module
 
+from .facts import class_names
 from .records import AuditError
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 def module_file(module: str, search_path: Sequence[Path]) -> Path | None:
@@ -33,15 +34,26 @@ def default_cache_dir() -> Path:
 class Library:
     """Lazy name -> (module, constant) resolution over a LEAN_PATH-like search path.
 
-    The index of each imported module (its imports and constant names) is cached on disk in
-    ``<cache_dir>/index-v1.json``, keyed by the ``.olean`` file's absolute path and checked
-    against its (size, mtime_ns) and those of its ``.server``/``.private`` parts: an
-    unchanged library (e.g. the core library of a toolchain) is not re-read by later audits,
-    whatever the rest of the search path; a changed file is re-indexed.
+    The index of each imported module (its imports, constant names and the classes it
+    declares) is cached on disk in ``<cache_dir>/index-v2.json``, keyed by the ``.olean``
+    file's absolute path and checked against its (size, mtime_ns) and those of its
+    ``.server``/``.private`` parts: an unchanged library (e.g. the core library of a toolchain)
+    is not re-read by later audits, whatever the rest of the search path; a changed file is
+    re-indexed.
+
+    ``core_dir``: the toolchain's core library (verified by :mod:`pytools.lean.toolchain`). A
+    module it holds is read from it first, as Lean itself does (the toolchain puts its library
+    first on ``LEAN_PATH``), so a look-alike ``Init/Core.olean`` elsewhere on the search path
+    is never read in its place; :meth:`is_core` says whether a module was read from it.
     """
 
-    def __init__(self, search_path: Sequence[Path], cache_dir: Path | None = None):
+    def __init__(self, search_path: Sequence[Path], cache_dir: Path | None = None,
+                 core_dir: Path | None = None):
+        self.core_dir = Path(core_dir).resolve() if core_dir is not None else None
         self.search_path = [Path(p) for p in search_path]
+        if self.core_dir is not None:
+            self.search_path = [self.core_dir] + [p for p in self.search_path
+                                                  if p.resolve() != self.core_dir]
         self.cache_dir = cache_dir
         self._mods: dict[str, Module] = {}
         self._paths: dict[str, Path] = {}
@@ -56,6 +68,7 @@ class Library:
                 self._cache = {}
         self.name_to_module: dict[str, str] = {}
         self.indexed: list[str] = []
+        self.classes: set[str] = set()
 
     def path_of(self, module: str) -> Path:
         p = self._paths.get(module)
@@ -68,6 +81,13 @@ class Library:
                              f"search path {[str(d) for d in self.search_path]}")
         return p
 
+    def is_core(self, module: str) -> bool:
+        """Whether ``module`` was found in the core library folder."""
+        if self.core_dir is None:
+            return False
+        path = self.path_of(module).resolve()
+        return self.core_dir in path.parents
+
     def module(self, name: str) -> Module:
         m = self._mods.get(name)
         if m is None:
@@ -75,7 +95,9 @@ class Library:
             self._mods[name] = m
         return m
 
-    def _index_entry(self, name: str) -> dict:
+    def _index_entry(self, name: str, classes: bool = True) -> dict:
+        """The cached index entry of a module: its imports, constant names and (when
+        ``classes``, which decodes its extension entries: slower) the classes it declares."""
         path = self.path_of(name)
         st = path.stat()
         stamp = [str(path), st.st_size, st.st_mtime_ns]
@@ -86,14 +108,21 @@ class Library:
                 stamp += [suf, sq.st_size, sq.st_mtime_ns]
         key = str(path.resolve())
         hit = self._cache.get(key)
-        if hit is not None and hit.get("stamp") == stamp and hit.get("module") == name:
+        if (hit is not None and hit.get("stamp") == stamp and hit.get("module") == name
+                and (not classes or "classes" in hit)):
             return hit
-        m = self.module(name)
+        m = self._mods.get(name) or Module(path)
         entry = {"module": name, "stamp": stamp, "imports": m.imports(),
                  "names": m.const_names()}
+        if classes:
+            entry["classes"] = class_names(m)
         self._cache[key] = entry
         self._cache_dirty = True
         return entry
+
+    def imports_of(self, module: str) -> list[str]:
+        """The direct imports of an imported (non-library) module, from the index."""
+        return list(self._index_entry(module, classes=False)["imports"])
 
     def index_closure(self, roots: Iterable[str], skip: Iterable[str] = ()) -> None:
         """Index every module reachable by imports from ``roots`` (except ``skip``)."""
@@ -110,9 +139,22 @@ class Library:
             if name in skip:
                 continue
             self.indexed.append(name)
+            self.classes.update(entry["classes"])
             for c in entry["names"]:
                 self.name_to_module.setdefault(c, name)
         self.save_cache()
+
+    def core_names(self) -> frozenset[str]:
+        """Every constant name of every module of the core library (``Init``, ``Std``,
+        ``Lean``, ``Lake``: all ``.olean`` files under ``core_dir``), imported or not."""
+        if self.core_dir is None:
+            raise AuditError("no core library folder given")
+        names: set[str] = set()
+        for path in sorted(self.core_dir.rglob("*.olean")):
+            rel = path.relative_to(self.core_dir).with_suffix("")
+            names.update(self._index_entry(".".join(rel.parts), classes=False)["names"])
+        self.save_cache()
+        return frozenset(names)
 
     def save_cache(self) -> None:
         if not (self._cache_dirty and self._cache_path):

@@ -1,17 +1,19 @@
-"""The native cross-check: where a native Lean exists, ask it (``#print axioms``) and list where
-it disagrees with the ``.olean`` reader."""
+"""The native cross-checks: where a native Lean exists, ask it (``#print axioms``) and list where
+it disagrees with the ``.olean`` reader, and replay every module through Lean's kernel with
+``leanchecker`` (shipped with the toolchain since lean4checker moved into Lean)."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from .policy import ALLOWED_AXIOMS
 from .records import AuditError, AuditReport
-from .rules import ALLOWED_AXIOMS
 
 _PRINT_AXIOMS_RE = re.compile(
     r"'(?P<name>[^']+)' (?:depends on axioms: \[(?P<axs>[^\]]*)\]|"
@@ -95,3 +97,38 @@ def compare_with_native(report: AuditReport,
             out.append(f"{name}: native Lean found {ax}, reader did not")
     return out
 
+
+
+def find_leanchecker(lean: str | None) -> str | None:
+    """The ``leanchecker`` next to a native ``lean`` (same toolchain), else on PATH."""
+    if lean:
+        beside = Path(lean).with_name("leanchecker")
+        if beside.is_file():
+            return str(beside)
+    return shutil.which("leanchecker")
+
+
+def run_leanchecker(checker_cmd: Sequence[str], modules: Sequence[str], *,
+                    cwd: Path | None = None, env: dict[str, str] | None = None,
+                    timeout: float = 3600) -> list[str]:
+    """Replay each module's declarations through Lean's kernel: ``CMD MODULE`` per module
+    (``CMD`` is e.g. ``["lake", "env", "leanchecker"]``, or ``[..., "--fresh"]`` to replay
+    the imports too). Returns one problem line per module the checker did not accept (an
+    exit status other than 0, or a crash), naming the module and the checker's last words;
+    an empty list means the kernel accepted every declaration again. Raises
+    :class:`AuditError` if the checker cannot be started at all."""
+    problems = []
+    for module in modules:
+        try:
+            proc = subprocess.run([*checker_cmd, module], capture_output=True, text=True,
+                                  cwd=cwd, env=env, timeout=timeout, errors="replace")
+        except FileNotFoundError as exc:
+            raise AuditError(f"leanchecker {' '.join(checker_cmd)} cannot run: {exc}") from exc
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            problems.append(f"leanchecker {module}: did not finish: {exc}")
+            continue
+        if proc.returncode != 0:
+            tail = " ".join((proc.stdout + proc.stderr).split())[-400:]
+            problems.append(f"leanchecker {module}: the kernel rejected a replayed declaration "
+                            f"(exit {proc.returncode}): {tail}")
+    return problems

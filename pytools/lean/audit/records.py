@@ -24,7 +24,8 @@ class Declaration:
     ``statement_sha256``: see :func:`statement_sha256`. ``axioms``: sorted names of every axiom
     reached transitively. ``auxiliary``: compiler-generated (see :func:`classify_auxiliary`).
     ``trusted_deps``: how many body-absent library constants the walk reached (0 means the
-    axiom set is exact).
+    axiom set is exact). ``constants``: every constant the statement mentions, with the
+    module that declares it, sorted by name (so a reader sees that ``LE.le`` is core's).
     """
 
     name: str
@@ -37,26 +38,62 @@ class Declaration:
     axioms: tuple[str, ...]
     auxiliary: bool
     trusted_deps: int = 0
+    constants: tuple[tuple[str, str], ...] = ()
+
+
+#: What each rule's finding says after ``<module>: <declaration>``; ``{subject}`` is the
+#: finding's subject (an axiom, an attribute target, an option...).
+RULE_MESSAGES: dict[str, str] = {
+    "sorry": "uses `sorry` (unproved): axiom {subject}",
+    "native-code": "is decided by running compiled code (native_decide): axiom {subject}",
+    "project-axiom": "depends on an axiom declared in the project: axiom {subject}",
+    "foreign-axiom": "depends on an axiom outside the allowed set: axiom {subject}",
+    "axiom-identity": "depends on an axiom named like an allowed one that is not core's: "
+                      "{subject}",
+    "prelude-module": "is a `prelude` module (it does not import all of Init): {subject}",
+    "outside-root": "is not imported (transitively) by the library root {subject}",
+    "forbidden-import": "imports {subject}, which is neither Init, Std nor the library",
+    "meta-import": "has a `meta import` of {subject} (code run at elaboration time)",
+    "duplicate-name": "is declared by more than one library module: {subject}",
+    "core-name": "has the name of a declaration of the core library ({subject})",
+    "kernel-builtin": "has the name of a constant the kernel computes with or checks by name "
+                      "({subject})",
+    "unsafe": "is `unsafe` ({subject})",
+    "partial": "is a `partial` definition: its implementation {subject} is never checked",
+    "implemented-by": "is compiled as another declaration: @[implemented_by {subject}]",
+    "extern": "is implemented by foreign code: @[extern] {subject}",
+    "export": "is exported to foreign code: @[export {subject}]",
+    "csimp": "replaces compiled code by a lemma: @[csimp] {subject}",
+    "init": "runs code when the module is loaded: {subject}",
+    "metaprogram": "is a metaprogram run at elaboration time: {subject}",
+    "core-instance": "is an instance of a core class on core types: {subject}",
+    "unvetted-extension": "writes entries to an environment extension no rule has vetted: "
+                          "{subject}",
+    "kernel-option": "sets an option that switches kernel checking off: {subject}",
+    "depends-on-finding": "depends on a declaration with a finding: {subject}",
+}
 
 
 @dataclass(frozen=True)
 class Finding:
-    """A forbidden axiom reached by a declaration. ``category``: sorry, native-code,
-    project-axiom or foreign-axiom."""
+    """A rule's objection to one declaration (or one module, or one source file).
+
+    ``declaration``: the offending declaration, ``""`` for a whole module or file;
+    ``module``: the module (or source file) it is in; ``subject``: what the rule found (an
+    axiom, an implementation, an option...); ``rule``: the rule's name, a key of
+    :data:`RULE_MESSAGES` (see :mod:`pytools.lean.audit.rules`).
+    """
 
     declaration: str
     module: str
-    axiom: str
-    category: str
+    subject: str
+    rule: str
 
     def message(self) -> str:
-        what = {
-            "sorry": "uses `sorry` (unproved)",
-            "native-code": "is decided by running compiled code (native_decide)",
-            "project-axiom": "depends on an axiom declared in the project",
-            "foreign-axiom": "depends on an axiom outside the allowed set",
-        }.get(self.category, self.category)
-        return f"{self.module}: {self.declaration} {what}: axiom {self.axiom}"
+        what = RULE_MESSAGES.get(self.rule, self.rule + ": {subject}").format(
+            subject=self.subject)
+        who = self.declaration or "module"
+        return f"{self.module}: {who} {what}"
 
 
 @dataclass(frozen=True)
@@ -67,7 +104,13 @@ class AuditReport:
     ``trusted_core``: sorted names of library constants whose bodies are absent (theorems
     weakened to axioms, unexposed definitions) that some declaration reaches: their axioms are
     not re-derived; ``modules``: the audited modules; ``library_modules``: how many imported
-    modules were read; ``seconds``: wall time of the audit.
+    modules were read; ``seconds``: wall time of the audit; ``rules``: the rules that ran;
+    ``core``: whether allowed axioms were checked against a core library (their identity);
+    ``checks``: (check, ran, why not) as recorded by certify
+    (:func:`pytools.lean.audit.certificate.with_checks`);
+    ``meanings``: (theorem, closure SHA-256, library constants of its closure) for the
+    theorems asked for (see :mod:`pytools.lean.audit.meaning`); ``definitions``: (library
+    constant, digest) for every constant of those closures.
     """
 
     declarations: tuple[Declaration, ...]
@@ -76,6 +119,11 @@ class AuditReport:
     modules: tuple[str, ...] = ()
     library_modules: int = 0
     seconds: float = 0.0
+    rules: tuple[str, ...] = ()
+    core: bool = False
+    meanings: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    definitions: tuple[tuple[str, str], ...] = ()
+    checks: tuple[tuple[str, bool, str], ...] = ()
 
     def ok(self) -> bool:
         return not self.findings
@@ -103,3 +151,5 @@ class AuditReport:
     def by_name(self) -> dict[str, Declaration]:
         return {d.name: d for d in self.declarations}
 
+    def findings_of(self, rule: str) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.rule == rule)

@@ -1,67 +1,432 @@
-"""The audit's rules: which axioms are allowed, how a forbidden one is classified, and which
-declarations are compiler-generated auxiliaries."""
+"""The audit's rules: one function each, over the facts read from the compiled library.
+
+This module and :mod:`.policy` (the pinned data) are the trusted part of the checker: every
+other module of the package only reads ``.olean`` files into :class:`LibraryFacts`. Each rule's
+docstring says what it catches and why; its planted defect (the fixture declaration that
+proves it fires) is named in ``Planted:``, and ``tests/test_audit_rules.py`` asserts exactly
+that finding (declaration, module, rule).
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
-#: The only axioms a declaration may depend on.
-ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
-SORRY_AXIOMS = frozenset({"sorryAx"})
-NATIVE_AXIOMS = frozenset({"Lean.ofReduceBool", "Lean.ofReduceNat", "Lean.trustCompiler"})
-
-
-def categorize(axiom: str, project_axioms: Iterable[str]) -> str | None:
-    """Category of a forbidden axiom, None if allowed."""
-    if axiom in ALLOWED_AXIOMS:
-        return None
-    if axiom in SORRY_AXIOMS:
-        return "sorry"
-    if axiom in NATIVE_AXIOMS:
-        return "native-code"
-    if axiom in set(project_axioms):
-        return "project-axiom"
-    return "foreign-axiom"
+from .auxiliary import classify_auxiliary
+from .facts import ModuleFacts
+from .policy import (
+    ALLOWED_AXIOMS,
+    ALLOWED_IMPORT_ROOTS,
+    BENIGN_EXTENSIONS,
+    KERNEL_BUILTINS,
+    KERNEL_OPTIONS,
+    NATIVE_AXIOMS,
+    SORRY_AXIOMS,
+    TRUST_EXTENSIONS,
+)
+from .records import Finding
 
 
-# --------------------------------------------------------------------------- auxiliary rule
+@dataclass(frozen=True)
+class AxiomFacts:
+    """Where an axiom that some declaration reaches comes from. ``in_core``: read from the
+    toolchain's verified core library; ``in_project``: declared by an audited module."""
 
-_AUX_SUFFIXES = frozenset({
-    "rec", "recOn", "casesOn", "noConfusion", "noConfusionType", "below", "brecOn",
-    "binductionOn", "ibelow", "ctorIdx", "toCtorIdx", "ctorElim", "ctorElimType", "injEq",
-    "inj", "sizeOf_spec", "eq_def", "eq_unfold", "induct", "mutual_induct", "fun_cases",
-    "congr_simp", "elim", "inj_iff",
-})
-_AUX_COMPONENT = re.compile(
-    r"^(_.*|match_\d+|proof_\d+|eq_\d+|fun_cases_\d+|.*_cstage\d*|.*_spec_\d+|.*_redArg)$")
-
-
-def classify_auxiliary(name: str, kind: str = "") -> bool:
-    """True if ``name`` is a compiler-generated auxiliary declaration.
-
-    Rule (on the name, after removing a ``_private.<Module>.<n>.`` prefix, which only marks a
-    user's ``private`` declaration): auxiliary iff some component starts with ``_`` (e.g.
-    ``_sunfold``, ``_unsafe_rec``, ``_proof_1``, ``_auxLemma``, ``_cstage2``, ``_closed``),
-    or is ``match_N``, ``proof_N``, ``eq_N``, ``fun_cases_N``, or the *last* component is an
-    automatically derived companion of an inductive or definition: ``rec``, ``recOn``,
-    ``casesOn``, ``noConfusion``, ``noConfusionType``, ``below``, ``brecOn``,
-    ``binductionOn``, ``ibelow``, ``ctorIdx``/``toCtorIdx``, ``injEq``, ``inj``, ``inj_iff``,
-    ``sizeOf_spec``, ``eq_def``, ``eq_unfold``, ``induct``, ``mutual_induct``, ``fun_cases``,
-    ``congr_simp``, ``elim``, ``ctorElim``, ``ctorElimType``. Everything else (theorems,
-    definitions, structures, their constructors and projections, instances) is user-facing.
-    """
-    parts = name.split(".")
-    if parts and parts[0] == "_private":
-        # _private.<Module components>.<number>.<user name>
-        for i in range(1, len(parts)):
-            if parts[i].isdigit():
-                parts = parts[i + 1:]
-                break
-    if not parts:
-        return True
-    if any(_AUX_COMPONENT.match(p) for p in parts):
-        return True
-    return parts[-1] in _AUX_SUFFIXES and len(parts) > 1
+    name: str
+    module: str
+    in_core: bool
+    in_project: bool
+    type_sha256: str
 
 
+@dataclass(frozen=True)
+class InstanceFacts:
+    """A library declaration that is an instance, registered (``instance``) or not (``local
+    instance``, a definition whose type is a class): its class and whether its type mentions
+    any constant of the library."""
+
+    declaration: str
+    module: str
+    class_name: str
+    mentions_library: bool
+    registered: bool
+
+
+#: A declaration of the library: (module, name). Names alone are not identities: two modules
+#: can declare the same name (rule ``duplicate-name``), and each copy is judged.
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class LibraryFacts:
+    """Everything the rules read. ``declared_in``: library name -> the modules declaring it;
+    ``reached``: library declaration -> the axioms it depends on, each with where it was
+    read from (two axioms of one name are two axioms); ``core_names``: every name of
+    the core library, None when no core library was given; ``root_closure``: modules the root
+    imports transitively (itself included); ``sources``: (file, text) of the library's
+    sources and build files; ``uses``: library declaration -> the names of the library
+    declarations it depends on, transitively (through types, values and proofs)."""
+
+    modules: tuple[ModuleFacts, ...]
+    declared_in: Mapping[str, tuple[str, ...]]
+    reached: Mapping[Key, frozenset[AxiomFacts]]
+    core_names: frozenset[str] | None
+    root: str | None = None
+    root_closure: frozenset[str] = frozenset()
+    instances: tuple[InstanceFacts, ...] = ()
+    sources: tuple[tuple[str, str], ...] = ()
+    uses: Mapping[Key, frozenset[str]] = field(default_factory=dict)
+
+
+Rule = Callable[[LibraryFacts], Iterable[Finding]]
+
+
+def _reaching(facts: LibraryFacts, wanted: Callable[[AxiomFacts], bool],
+              rule: str) -> list[Finding]:
+    """One finding per (declaration, axiom) with ``wanted(axiom)``."""
+    return [Finding(name, mod, ax.name, rule)
+            for (mod, name), axioms in facts.reached.items()
+            for ax in sorted(axioms, key=lambda a: (a.name, a.module)) if wanted(ax)]
+
+
+def _allowed(ax: AxiomFacts) -> bool:
+    """An axiom is allowed only as core's own: the declaring module and the type hash pinned
+    in :data:`ALLOWED_AXIOMS`, read from the verified core library, not from the library."""
+    pin = ALLOWED_AXIOMS.get(ax.name)
+    return (pin is not None and ax.in_core and not ax.in_project
+            and ax.module == pin.module and ax.type_sha256 == pin.type_sha256)
+
+
+# --------------------------------------------------------------------------- axioms
+
+
+def rule_sorry(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches a declaration that depends on ``sorryAx``: an unproved goal anywhere in its
+    proof or the proofs it uses (a `sorry` inside a `have` counts). Why: the theorem is not
+    proved. Planted: ``AuditFixture.hidden_sorry`` (Defects), ``use_sorry`` (PreludeUse)."""
+    return _reaching(facts, lambda a: a.name in SORRY_AXIOMS, "sorry")
+
+
+def rule_native_code(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches a dependency on ``Lean.ofReduceBool``/``ofReduceNat``/``trustCompiler``: a
+    fact decided by running compiled code (``native_decide``), which the kernel does not
+    check. Planted: ``AuditFixture.by_native_decide`` (Defects)."""
+    return _reaching(facts, lambda a: a.name in NATIVE_AXIOMS, "native-code")
+
+
+def rule_project_axiom(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches an ``axiom`` declared by the library itself, and every declaration using it,
+    however far (issue 12's first attack declares ``axiom propext : False`` in a library
+    module). Why: an axiom is an unproved assumption. Planted: ``AuditFixture.planted_axiom``
+    and ``axiom_far`` (Defects), ``propext`` and ``two_pow_64_le_five`` (Impostor)."""
+    return _reaching(facts, lambda a: (a.in_project and a.name not in SORRY_AXIOMS
+                                       and a.name not in NATIVE_AXIOMS), "project-axiom")
+
+
+def rule_axiom_identity(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches an axiom *named* like an allowed one (``propext``, ``Classical.choice``,
+    ``Quot.sound``) that is not core's: declared by another module, read from outside the
+    verified core library, or with another type than the pinned one. Why: the allowed list
+    is a list of identities, not of names. Planted: ``use_propext`` (PreludeUse reaches the
+    ``propext`` that PreludeBase declares)."""
+    return _reaching(facts, lambda a: (a.name in ALLOWED_AXIOMS and not _allowed(a)
+                                       and not a.in_project), "axiom-identity")
+
+
+def rule_foreign_axiom(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches any other axiom outside the allowed set, declared outside the library (a
+    dependency's). Planted: ``use_vendor`` (PreludeUse reaches PreludeBase's ``vendorAx``)."""
+    return _reaching(facts, lambda a: (a.name not in ALLOWED_AXIOMS
+                                       and a.name not in SORRY_AXIOMS
+                                       and a.name not in NATIVE_AXIOMS and not a.in_project),
+                     "foreign-axiom")
+
+
+# --------------------------------------------------------------------------- modules
+
+
+def rule_prelude_module(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches a library module that does not import ``Init`` (a ``prelude`` file: its header
+    lists no ``Init``, measured: ``imports == []`` or only parts of ``Init``). Why: only a
+    prelude module can declare names that ``Init`` owns, such as ``Nat.gcd`` or ``propext``,
+    which is how both attacks of issue 12 work. Planted: every ``AuditFixture`` prelude
+    module (Impostor, Unsafe, Meta)."""
+    return [Finding("", m.name, "imports " + (", ".join(dict.fromkeys(i.module for i in m.imports))
+                                              or "nothing"), "prelude-module")
+            for m in facts.modules if "Init" not in {i.module for i in m.imports}]
+
+
+def rule_outside_root(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches an audited module that the library root does not import, directly or not.
+    Why: the published library is what the root imports; a module outside it is not loaded
+    with the rest (its names were never checked against the others' by Lean), yet a
+    certificate could name its theorems. Planted: auditing Unsafe with root Impostor."""
+    if facts.root is None:
+        return []
+    return [Finding("", m.name, facts.root, "outside-root")
+            for m in facts.modules if m.name not in facts.root_closure]
+
+
+def rule_forbidden_import(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches an import of a module that is neither in ``Init``/``Std`` nor in the library.
+    Why: the library is ``Init``/``Std`` only (CONTRIBUTING); ``Lean`` brings the elaborator's
+    API, with which meta code adds declarations the kernel never saw, and a third-party module
+    is unaudited. Planted: PreludeUse audited alone imports PreludeBase."""
+    library = {m.name for m in facts.modules}
+    return [Finding("", m.name, i.module, "forbidden-import")
+            for m in facts.modules for i in m.imports
+            if i.module not in library and i.module.split(".")[0] not in ALLOWED_IMPORT_ROOTS]
+
+
+def rule_meta_import(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches a ``meta import`` in a library module's header. Why: it is needed exactly when
+    the module runs code at elaboration time (macros, elaborators; measured: a ``macro`` is
+    refused without it), i.e. when declarations may be shaped by code the kernel never sees.
+    Planted: Meta's ``public meta import Init.Notation``."""
+    return [Finding("", m.name, i.module, "meta-import")
+            for m in facts.modules for i in m.imports if i.meta]
+
+
+# --------------------------------------------------------------------------- names
+
+
+def rule_duplicate_name(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches a name declared by two library modules. Why: Lean refuses to load both into one
+    environment, so the library as published does not load; an audit reading one copy would
+    certify the other unseen. Planted: ``dup_name`` in both Impostor and Unsafe."""
+    return [Finding(name, mod, ", ".join(mods), "duplicate-name")
+            for name, mods in facts.declared_in.items() if len(mods) > 1 for mod in mods]
+
+
+def rule_core_name(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches a library declaration whose name a module of the core library (``Init``,
+    ``Std``, ``Lean``, ``Lake``) also declares. Why: a reader (and a certificate) takes
+    ``Nat.add_comm`` or ``propext`` to mean core's; the copy may state anything. Planted:
+    ``Nat.add_comm`` (a theorem renamed to shadow core), ``propext``, ``Nat.gcd`` (Impostor)."""
+    if facts.core_names is None:
+        return []
+    return [Finding(name, mod, "core", "core-name")
+            for name, mods in facts.declared_in.items() if name in facts.core_names
+            for mod in mods]
+
+
+def rule_kernel_builtin(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches a library declaration named like a constant the kernel evaluates natively or
+    checks by name (:data:`KERNEL_BUILTINS`: ``Nat.gcd``, ``Nat.ble``, ``Quot.lift``...).
+    Why: the kernel computes ``Nat.gcd 0 1 = 1`` with GMP whatever the environment's
+    ``Nat.gcd`` says, so a redefinition proves ``0 = 1`` with no axiom (issue 12's second
+    attack). Planted: ``Nat.gcd`` (Impostor), ``Nat.ble`` and ``Quot.lift`` (Bare)."""
+    return [Finding(name, mod, "kernel builtin", "kernel-builtin")
+            for name, mods in facts.declared_in.items() if name in KERNEL_BUILTINS
+            for mod in mods]
+
+
+# --------------------------------------------------------------------------- trust-relevant code
+
+
+def rule_unsafe(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches an ``unsafe`` declaration (its safety flag in the ``.olean``). Why: unsafe code
+    escapes the kernel (``unsafeCast``, ``ptrEq``); it can reach a proof only through
+    ``implemented_by``/compiled evaluation, but has no place in a proof library. Planted:
+    ``uns`` and ``badImpl`` (Unsafe)."""
+    return [Finding(d, m.name, "unsafe declaration", "unsafe")
+            for m in facts.modules for d in m.unsafe]
+
+
+def rule_partial(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches a ``partial def``: measured as an *opaque* ``f`` plus its implementation
+    ``f._unsafe_rec`` of safety ``partial``. (A terminating recursive definition also gets a
+    ``partial`` ``_unsafe_rec`` for the compiler, but ``f`` itself is then a definition whose
+    kernel-checked body is the recursion: not reported.) Why: a partial function's equation
+    is never checked (the kernel sees an opaque constant), and its compiled code may loop.
+    Planted: ``loop`` (Unsafe), used by the theorem ``loop_eq``."""
+    out = []
+    for m in facts.modules:
+        opaque = set(m.opaques)
+        declared = set(m.declarations)
+        for impl in m.partial:
+            user = impl.removesuffix("._unsafe_rec")
+            if user == impl or user in opaque or user not in declared:
+                out.append(Finding(user, m.name, impl, "partial"))
+    return out
+
+
+def _entries(facts: LibraryFacts, rule: str) -> list[Finding]:
+    return [Finding(e.declaration, m.name, e.detail or e.extension, rule)
+            for m in facts.modules for e in m.entries
+            if TRUST_EXTENSIONS.get(e.extension) == rule]
+
+
+def rule_implemented_by(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches ``@[implemented_by impl]``: compiled code swaps the declaration for ``impl``.
+    Why: ``native_decide`` and ``#eval`` then run ``impl``, not what the kernel checked (an
+    ``opaque`` whose implementation returns anything). Planted: ``safeLooking`` and
+    ``secretNat`` (Unsafe)."""
+    return _entries(facts, "implemented-by")
+
+
+def rule_extern(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches ``@[extern "sym"]``: the declaration's code is foreign (C) code. Why: as for
+    ``implemented_by``, what runs is not what the kernel checked. Planted: ``myAdd``
+    (Unsafe)."""
+    return _entries(facts, "extern")
+
+
+def rule_export(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches ``@[export sym]``: the declaration is exported to foreign code under a C
+    symbol, which foreign code may also define. Planted: ``exported`` (Unsafe)."""
+    return _entries(facts, "export")
+
+
+def rule_csimp(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches ``@[csimp] theorem f_eq : @f = @g``: the compiler replaces ``f`` by ``g``
+    everywhere. Why: combined with an ``implemented_by``/``unsafe`` ``g`` it changes what
+    compiled code (``native_decide``) computes. Planted: ``f1_eq_f2`` (Unsafe)."""
+    return _entries(facts, "csimp")
+
+
+def rule_init(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches ``initialize``, ``@[init]`` and ``builtin_initialize``: code run when the module
+    is loaded (environment extensions are registered this way). Why: it runs inside the
+    elaborator of every importer, with full IO. Planted: ``hook`` and ``initialized``
+    (Meta)."""
+    return _entries(facts, "init")
+
+
+#: How a metaprogram finding names the mechanism, by extension ({detail}: the entry's key).
+_META_LABELS = {
+    "_private.Lean.Compiler.MetaAttr.0.Lean.metaExt": "meta definition",
+    "_private.Lean.Compiler.MetaAttr.0.Lean.declMetaExt": "meta definition",
+    "Lean.Elab.macroAttribute": "macro for {detail}",
+    "Lean.Elab.Term.termElabAttribute": "term elaborator for {detail}",
+    "Lean.Elab.Command.commandElabAttribute": "command elaborator for {detail}",
+    "Lean.Elab.Tactic.tacticElabAttribute": "tactic for {detail}",
+    "Lean.Parser.parserExtension": "syntax ({detail} parser)",
+    "Lean.PrettyPrinter.Delaborator.appUnexpanderAttribute": "unexpander for {detail}",
+    "Lean.PrettyPrinter.Delaborator.delabAttribute": "delaborator for {detail}",
+}
+
+
+def rule_metaprogram(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches meta code in the library: ``meta`` definitions, ``macro``/``macro_rules``,
+    ``syntax``/``notation`` (parser entries), elaborators (``elab``, ``term_elab``,
+    ``command_elab``, ``tactic``), unexpanders/delaborators (which change how statements
+    print), new attributes and unification hints; one finding per declaration, naming every
+    mechanism (a compiler's ``._closed_N`` constant counts as its definition). Why: meta code
+    runs at elaboration time and decides what a source line means (a macro can rewrite the
+    statement a reader sees), and with ``Lean``'s API it can add declarations without the
+    kernel. Planted: ``metaFn``, the ``myfalse`` macro and its rewriting ``macro_rules``,
+    ``myElab`` (a ``term_elab``), the ``⊥⊥`` notation and its unexpander (Meta)."""
+    found: dict[tuple[str, str], set[str]] = {}
+    for m in facts.modules:
+        for e in m.entries:
+            if TRUST_EXTENSIONS.get(e.extension) != "metaprogram" or not e.declaration:
+                continue
+            decl = ".".join(p for p in e.declaration.split(".")
+                            if not p.startswith("_closed_"))
+            label = _META_LABELS.get(e.extension, e.extension + " {detail}")
+            found.setdefault((decl, m.name), set()).add(label.format(detail=e.detail).strip())
+    return [Finding(d, mod, ", ".join(sorted(labels)), "metaprogram")
+            for (d, mod), labels in found.items()]
+
+
+def rule_core_instance(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches an instance of a core class whose type mentions no constant of the library
+    (``instance : LE Nat``, a ``local instance : Add Nat``, ``attribute [instance]`` on a core
+    declaration). Why: it changes what a statement's notation means while the statement
+    prints the same: ``1 + 1 = 3`` is provable under a local ``Add Nat``. Instances for the
+    library's own types (``deriving DecidableEq``) are fine. Planted: ``myLE``,
+    ``localAdd``, ``decEqNat'``, ``Nat.decEq`` registered again (Meta)."""
+    return [Finding(i.declaration, i.module, i.class_name, "core-instance")
+            for i in facts.instances if not i.mentions_library]
+
+
+def rule_unvetted_extension(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches entries in an environment extension that is neither trust-relevant (a rule
+    above) nor listed as benign in :data:`BENIGN_EXTENSIONS`. Why: new Lean versions add
+    attributes; an unknown one must be reviewed before it is trusted (closed world).
+    Planted: a module with a renamed extension (``test_unvetted_extension_is_reported``)."""
+    known = BENIGN_EXTENSIONS | set(TRUST_EXTENSIONS)
+    return [Finding("", m.name, ext, "unvetted-extension")
+            for m in facts.modules for ext in m.extensions if ext not in known]
+
+
+# --------------------------------------------------------------------------- source text
+
+_OPTION_RE = {name: re.compile(r"(?<![\w.])" + r"\s*\.\s*".join(map(re.escape, name.split(".")))
+                               + r"(?![\w'])") for name in KERNEL_OPTIONS}
+
+
+def rule_kernel_option(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches, in the library's sources and build files (``lakefile.lean``), an option that
+    switches kernel checking off or replaces proofs (:data:`KERNEL_OPTIONS`:
+    ``debug.skipKernelTC``...), with ``«»`` quoting removed, comments included (a string
+    holding ``/-`` would hide the rest of a file from a comment stripper; a mention in a
+    comment is a false alarm worth the safety). Why: such an option leaves no trace in the
+    ``.olean`` (measured), so this is the one rule that reads source text. Limits: an option
+    name built by meta code is not seen here; the ``metaprogram`` and ``meta-import`` rules
+    reject such code. Planted:
+    ``tests/fixtures/lean/AuditFixture/Meta.lean`` (``set_option debug.skipKernelTC``)."""
+    out = []
+    for label, text in facts.sources:
+        clean = text.replace("«", "").replace("»", "")
+        for name, pattern in _OPTION_RE.items():
+            for match in pattern.finditer(clean):
+                line = clean.count("\n", 0, match.start()) + 1
+                out.append(Finding("", label, f"{name} ({KERNEL_OPTIONS[name]}) at line {line}",
+                                   "kernel-option"))
+    return out
+
+
+#: Rules whose findings are about one declaration's own content: what depends on such a
+#: declaration is reported too (``depends-on-finding``).
+DECLARATION_RULES: tuple[Rule, ...] = (
+    rule_duplicate_name, rule_core_name, rule_kernel_builtin, rule_unsafe, rule_partial,
+    rule_implemented_by, rule_extern, rule_export, rule_csimp, rule_init, rule_metaprogram,
+    rule_core_instance,
+)
+
+
+def rule_depends_on_finding(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches a declaration that depends, through its statement, definition or proof, on a
+    library declaration another rule reports (a redefined ``Nat.gcd``, a core instance, a
+    ``partial`` function...). Why: the finding is about what *this* declaration proves, so a
+    published theorem resting on one is named itself (axioms are already reported this way).
+    Planted: ``zero_eq_one`` (Impostor, through ``Nat.gcd``), ``five_le_two`` (Meta,
+    through ``myLE``), ``loop_eq`` (Unsafe, through ``loop``)."""
+    flagged: dict[str, set[str]] = {}
+    for rule in DECLARATION_RULES:
+        for f in rule(facts):
+            if f.declaration:
+                flagged.setdefault(f.declaration, set()).add(f.rule)
+    out = []
+    for (mod, decl), used in facts.uses.items():
+        if classify_auxiliary(decl):
+            continue  # compiler-generated companions (`rec`, `match_1`...) add only noise
+        for dep in sorted(used & flagged.keys()):
+            if dep != decl:
+                out.append(Finding(decl, mod, f"{dep} ({', '.join(sorted(flagged[dep]))})",
+                                   "depends-on-finding"))
+    return out
+
+
+#: Every rule, in the order findings are reported.
+RULES: tuple[Rule, ...] = (
+    rule_sorry, rule_native_code, rule_project_axiom, rule_axiom_identity, rule_foreign_axiom,
+    rule_prelude_module, rule_outside_root, rule_forbidden_import, rule_meta_import,
+    rule_duplicate_name, rule_core_name, rule_kernel_builtin,
+    rule_unsafe, rule_partial, rule_implemented_by, rule_extern, rule_export, rule_csimp,
+    rule_init, rule_metaprogram, rule_core_instance, rule_unvetted_extension,
+    rule_kernel_option, rule_depends_on_finding,
+)
+
+
+def rule_name(rule: Rule) -> str:
+    return rule.__name__.removeprefix("rule_").replace("_", "-")
+
+
+def apply_rules(facts: LibraryFacts, rules: Iterable[Rule] = RULES) -> list[Finding]:
+    """Every finding of every rule, deduplicated and sorted (module, declaration, rule)."""
+    found = {f for rule in rules for f in rule(facts)}
+    return sorted(found, key=lambda f: (f.module, f.declaration, f.rule, f.subject))

@@ -1,5 +1,6 @@
-"""The reference walk: every declaration of the project modules, the constants it reaches and
-the axioms at the end of those references (mirroring Lean's ``CollectAxioms``)."""
+"""The reference walk: every declaration of the library modules, the constants it reaches and
+the axioms at the end of those references (mirroring Lean's ``CollectAxioms``), and the facts
+the rules of :mod:`.rules` judge."""
 
 from __future__ import annotations
 
@@ -8,25 +9,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytools.lean.olean import ConstantInfo, Module, OleanError
+from pytools.lean.olean import ConstantInfo, Expr, Module, OleanError
 
+from .auxiliary import classify_auxiliary
+from .facts import ModuleFacts, module_facts
 from .library import Library, default_cache_dir
-from .records import AuditError, AuditReport, Declaration, Finding
-from .rules import categorize, classify_auxiliary
+from .meaning import Meanings
+from .records import AuditError, AuditReport, Declaration
+from .rules import RULES, AxiomFacts, InstanceFacts, Key, LibraryFacts, apply_rules, rule_name
 from .statements import pp_expr, statement_sha256
 
 #: Extension that records the real kind of constants exported under another kind.
 KINDS_EXT = "_private.Lean.AddDecl.0.Lean.privateConstKindsExt"
-INSTANCE_EXT = "Lean.Meta.globalInstanceExtension"
 _KIND_BY_INDEX = ("definition", "theorem", "axiom", "opaque", "quot", "inductive",
                   "constructor", "recursor")
 
 
 @dataclass
 class _Node:
-    name: str
-    module: str
-    deps: tuple[str, ...]
+    key: Key
+    deps: tuple[Key, ...]
     own_axiom: bool
     trusted: bool
 
@@ -62,14 +64,20 @@ class _ModView:
 
 
 class _Auditor:
+    """Reads the library and its imports, resolving every constant reference the way Lean
+    does for the module it occurs in: to the module's own declaration, else to the one its
+    imports provide. Constants are keyed by (module, name), never by name alone."""
+
     def __init__(self, modules: Sequence[str], search_path: Sequence[Path],
-                 cache_dir: Path | None):
+                 cache_dir: Path | None, core_dir: Path | None = None):
         self.project = list(dict.fromkeys(modules))
-        self.lib = Library(search_path, cache_dir)
+        self.project_set = set(self.project)
+        self.lib = Library(search_path, cache_dir, core_dir)
         self.views: dict[str, _ModView] = {}
-        self.nodes: dict[str, _Node] = {}
-        self.project_consts: dict[str, str] = {}  # name -> project module
+        self.nodes: dict[Key, _Node] = {}
+        self.declared_in: dict[str, list[str]] = {}  # name -> every library module declaring it
         self.masks: dict[str, tuple[bool, ...] | None] = {}
+        self._visible: dict[str, frozenset[str]] = {}
 
     def view(self, module: str) -> _ModView:
         v = self.views.get(module)
@@ -87,29 +95,81 @@ class _Auditor:
                     "bodies are needed to audit it (rebuild it with Lean's -o, which writes "
                     "all three parts)")
             for n in v.consts:
-                self.project_consts.setdefault(n, mod)
+                self.declared_in.setdefault(n, []).append(mod)
         roots = [i for mod in self.project for i in self.view(mod).module.imports()]
         self.lib.index_closure(roots, skip=self.project)
 
-    def resolve(self, name: str) -> tuple[str, ConstantInfo]:
-        mod = self.project_consts.get(name) or self.lib.name_to_module.get(name)
-        if mod is None:
-            raise AuditError(f"constant {name} is referenced but defined in no module of the "
-                             "import closure (incomplete search path or corrupt .olean?)")
-        v = self.view(mod)
-        ptr = v.consts.get(name)
+    def in_library(self, name: str) -> bool:
+        return name in self.declared_in
+
+    def visible(self, mod: str) -> frozenset[str]:
+        """``mod`` and every module it imports, transitively."""
+        hit = self._visible.get(mod)
+        if hit is None:
+            seen, todo = {mod}, [mod]
+            while todo:
+                cur = todo.pop()
+                imports = (self.view(cur).module.imports() if cur in self.project_set
+                           else self.lib.imports_of(cur))
+                for dep in imports:
+                    if dep not in seen:
+                        seen.add(dep)
+                        todo.append(dep)
+            hit = self._visible[mod] = frozenset(seen)
+        return hit
+
+    def resolve_key(self, name: str, ctx: str | None = None) -> Key:
+        """The declaration ``name`` denotes where module ``ctx`` mentions it (``None``: the
+        library's first, then the imported library's)."""
+        candidates = list(self.declared_in.get(name, ()))
+        imported = self.lib.name_to_module.get(name)
+        if ctx is not None and ctx not in self.project_set:
+            candidates = []  # an imported module sees no library module
+        if imported is not None:
+            candidates.append(imported)
+        if ctx in candidates:
+            return (ctx, name)
+        if ctx is not None and len(candidates) > 1:
+            visible = self.visible(ctx)
+            for c in candidates:
+                if c in visible:
+                    return (c, name)
+        if candidates:
+            return (candidates[0], name)
+        raise AuditError(f"constant {name} is referenced but defined in no module of the "
+                         "import closure (incomplete search path or corrupt .olean?)")
+
+    def info(self, key: Key) -> ConstantInfo:
+        v = self.view(key[0])
+        ptr = v.consts.get(key[1])
         if ptr is None:
-            raise AuditError(f"{v.module.path}: constant {name} listed but not found")
-        return mod, v.module.constant(ptr)
+            raise AuditError(f"{v.module.path}: constant {key[1]} listed but not found")
+        return v.module.constant(ptr)
+
+    def resolve(self, name: str, ctx: str | None = None) -> tuple[str, ConstantInfo]:
+        key = self.resolve_key(name, ctx)
+        return key[0], self.info(key)
+
+    def module_of(self, name: str, ctx: str | None = None) -> str | None:
+        try:
+            return self.resolve_key(name, ctx)[0]
+        except AuditError:
+            return None
+
+    def type_of(self, name: str) -> Expr | None:
+        try:
+            mod, ci = self.resolve(name)
+            return self.views[mod].module.expr(ci.type_ptr)
+        except (AuditError, OleanError):
+            return None
 
     def explicit_mask(self, name: str) -> tuple[bool, ...] | None:
         """Which leading parameters of constant ``name`` are explicit (for printing)."""
         if name in self.masks:
             return self.masks[name]
         mask: tuple[bool, ...] | None = None
-        try:
-            mod, ci = self.resolve(name)
-            t = self.views[mod].module.expr(ci.type_ptr)
+        t = self.type_of(name)
+        if t is not None:
             flags = []
             while t.kind in ("forallE", "mdata"):
                 if t.kind == "mdata":
@@ -118,47 +178,49 @@ class _Auditor:
                 flags.append(t.args[3] == "default")
                 t = t.args[2]
             mask = tuple(flags)
-        except (AuditError, OleanError):
-            mask = None
         self.masks[name] = mask
         return mask
 
-    def node(self, name: str) -> _Node:
-        nd = self.nodes.get(name)
+    def node(self, key: Key) -> _Node:
+        nd = self.nodes.get(key)
         if nd is not None:
             return nd
-        mod, ci = self.resolve(name)
+        mod, name = key
+        ci = self.info(key)
         v = self.views[mod]
         m = v.module
         seen: set[int] = set()
-        deps = set(m.const_refs(ci.type_ptr, seen))
+        refs = set(m.const_refs(ci.type_ptr, seen))
         own_axiom = False
         trusted = False
         if ci.kind == "axiom":
             real = v.real_kinds.get(name)
             if real is None or real == "axiom":
                 own_axiom = True
-                deps = set()  # an axiom is a leaf, as in CollectAxioms
+                refs = set()  # an axiom is a leaf, as in CollectAxioms
             else:
                 trusted = True  # body-absent theorem/definition: follow its type only
         elif ci.kind in ("definition", "theorem", "opaque"):
             if ci.value_ptr is not None:
-                deps |= m.const_refs(ci.value_ptr, seen)
+                refs |= m.const_refs(ci.value_ptr, seen)
         elif ci.kind == "inductive":
-            deps |= set(ci.ctors)
-        deps.discard(name)
-        nd = _Node(name, mod, tuple(sorted(deps)), own_axiom, trusted)
-        self.nodes[name] = nd
+            refs |= set(ci.ctors)
+        deps = {self.resolve_key(r, mod) for r in refs}
+        deps.discard(key)
+        nd = _Node(key, tuple(sorted(deps)), own_axiom, trusted)
+        self.nodes[key] = nd
         return nd
 
-    def closure(self, roots: Sequence[str]) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
-        """For every node reachable from ``roots``: (axioms, trusted constants) reached,
-        by Tarjan's SCC algorithm (iterative; the dependency graph has cycles)."""
-        index: dict[str, int] = {}
-        low: dict[str, int] = {}
-        onstack: set[str] = set()
-        stack: list[str] = []
-        result: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+    def closure(self, roots: Sequence[Key]
+                ) -> dict[Key, tuple[frozenset[Key], frozenset[Key], frozenset[Key]]]:
+        """For every node reachable from ``roots``: (axioms, trusted constants, library
+        constants) it reaches, itself excluded unless on a cycle through it, by Tarjan's SCC
+        algorithm (iterative; the dependency graph has cycles)."""
+        index: dict[Key, int] = {}
+        low: dict[Key, int] = {}
+        onstack: set[Key] = set()
+        stack: list[Key] = []
+        result: dict[Key, tuple[frozenset[Key], frozenset[Key], frozenset[Key]]] = {}
         counter = 0
         for root in roots:
             if root in index:
@@ -193,8 +255,9 @@ class _Auditor:
                         comp.append(w)
                         if w == v:
                             break
-                    axioms: set[str] = set()
-                    trusted: set[str] = set()
+                    axioms: set[Key] = set()
+                    trusted: set[Key] = set()
+                    library: set[Key] = set()
                     cs = set(comp)
                     for w in comp:
                         nd = self.nodes[w]
@@ -203,17 +266,107 @@ class _Auditor:
                         if nd.trusted:
                             trusted.add(w)
                         for d in nd.deps:
+                            if d[0] in self.project_set:
+                                library.add(d)
                             if d not in cs:
-                                a, t = result[d]
+                                a, t, lib = result[d]
                                 axioms |= a
                                 trusted |= t
-                    val = (frozenset(axioms), frozenset(trusted))
+                                library |= lib
+                    val = (frozenset(axioms), frozenset(trusted), frozenset(library))
                     for w in comp:
                         result[w] = val
                 if work:
                     parent = work[-1][0]
                     low[parent] = min(low[parent], low[v])
         return result
+
+    # ----------------------------------------------------------------- facts for the rules
+    def axiom_facts(self, key: Key) -> AxiomFacts:
+        mod, name = key
+        ci = self.info(key)
+        ty = self.views[mod].module.expr(ci.type_ptr)
+        in_project = mod in self.project_set
+        return AxiomFacts(name, mod, in_core=(not in_project) and self.lib.is_core(mod),
+                          in_project=in_project,
+                          type_sha256=statement_sha256(ty, ci.level_params))
+
+    def class_head(self, ty: Expr, ctx: str | None = None, depth: int = 3) -> str | None:
+        """The class a type is an instance of: the head constant after the binders, through
+        up to ``depth`` unfoldings of a definition (``DecidableEq α`` unfolds to
+        ``Decidable (a = b)``)."""
+        classes = self.lib.classes
+        while depth >= 0:
+            while ty.kind in ("forallE", "mdata"):
+                ty = ty.args[2] if ty.kind == "forallE" else ty.args[0]
+            head, nargs = ty, 0
+            while head.kind == "app":
+                head, nargs = head.args[0], nargs + 1
+            if head.kind != "const":
+                return None
+            name = head.args[0]
+            if name in classes:
+                return name
+            try:
+                mod, ci = self.resolve(name, ctx)
+            except AuditError:
+                return None
+            ctx = mod
+            if ci.kind != "definition" or ci.value_ptr is None:
+                return None
+            body = self.views[mod].module.expr(ci.value_ptr)
+            for _ in range(nargs):
+                if body.kind != "lam":
+                    break
+                body = body.args[2]
+            ty, depth = body, depth - 1
+        return None
+
+    def instance_facts(self, facts: Sequence[ModuleFacts]) -> list[InstanceFacts]:
+        """Registered instances of the library, and its definitions whose type is a class."""
+        out: dict[Key, InstanceFacts] = {}
+        for mf in facts:
+            for inst in mf.instances:
+                key = self.resolve_key(inst.declaration, mf.name)
+                mentions = self._mentions_library(key)
+                cls = inst.class_name or self._class_of(key) or "?"
+                out[(mf.name, inst.declaration)] = InstanceFacts(
+                    inst.declaration, mf.name, cls, mentions, True)
+        for name, mods in self.declared_in.items():
+            for mod in mods:
+                if (mod, name) in out:
+                    continue
+                v = self.views[mod]
+                ci = v.module.constant(v.consts[name])
+                kind = v.real_kinds.get(name, ci.kind)
+                if kind not in ("definition", "opaque"):
+                    continue
+                cls = self.class_head(v.module.expr(ci.type_ptr), mod)
+                if cls is not None:
+                    out[(mod, name)] = InstanceFacts(name, mod, cls,
+                                                     self._mentions_library((mod, name)), False)
+        return sorted(out.values(), key=lambda i: (i.module, i.declaration))
+
+    def _class_of(self, key: Key) -> str | None:
+        ci = self.info(key)
+        return self.class_head(self.views[key[0]].module.expr(ci.type_ptr), key[0])
+
+    def _mentions_library(self, key: Key) -> bool:
+        if key[0] not in self.project_set:
+            return False  # a core declaration registered as an instance by the library
+        ci = self.info(key)
+        refs = self.views[key[0]].module.const_refs(ci.type_ptr)
+        return any(self.resolve_key(r, key[0])[0] in self.project_set for r in refs)
+
+    def root_closure(self, root: str, facts: Sequence[ModuleFacts]) -> frozenset[str]:
+        imports = {mf.name: [i.module for i in mf.imports] for mf in facts}
+        seen, todo = {root}, [root]
+        while todo:
+            for dep in imports.get(todo.pop(), []):
+                if dep in imports and dep not in seen:
+                    seen.add(dep)
+                    todo.append(dep)
+        return frozenset(seen)
 
 
 def _kind_of(ci: ConstantInfo, instances: set[str], real_kinds: dict[str, str]) -> str:
@@ -225,27 +378,34 @@ def _kind_of(ci: ConstantInfo, instances: set[str], real_kinds: dict[str, str]) 
     return kind
 
 
-def _instances(module: Module) -> set[str]:
-    """Names registered with the ``instance`` attribute in this module: the first field of each
-    ``globalInstanceExtension`` entry (measured on the fixture)."""
-    out: set[str] = set()
-    for i in range(len(module.parts)):
-        for e in module.entries(i).get(INSTANCE_EXT, ()):
-            out.add(module.name(module.fields(e, 1)[0]))
-    return out
+def _read_sources(sources: Sequence[tuple[str, Path]]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for label, path in sources:
+        try:
+            out.append((label, Path(path).read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AuditError(f"{path}: cannot read source {label}: {exc}") from exc
+    return tuple(out)
 
 
 def audit_modules(modules: Sequence[str], search_path: Sequence[Path | str], *,
-                  cache_dir: Path | None | bool = True) -> AuditReport:
+                  cache_dir: Path | None | bool = True, core_dir: Path | str | None = None,
+                  root: str | None = None, sources: Sequence[tuple[str, Path]] = (),
+                  meanings_for: Sequence[str] = ()) -> AuditReport:
     """Enumerate and audit every declaration of ``modules`` in one batched pass.
 
-    ``modules``: module names, e.g. ``["Proofs.Isolation.Floor", ...]``; they are the
-    *project*: an axiom declared in one of them is a ``project-axiom``. ``search_path``: like
-    ``LEAN_PATH``, e.g. ``[<build>/lib/lean, <core lib>]``; each module is read from the first
-    directory holding ``Module/Path.olean`` (with its ``.server``/``.private`` parts).
+    ``modules``: module names, e.g. ``["Proofs.Isolation.Floor", ...]``: the *library*
+    every rule of :mod:`.rules` judges. ``search_path``: like ``LEAN_PATH``; each module is
+    read from the first directory holding ``Module/Path.olean`` (with its
+    ``.server``/``.private`` parts). ``core_dir``: the toolchain's verified core library: its
+    modules are read from it first, and only an axiom read from it can be an allowed one
+    (without it every allowed-looking axiom is reported). ``root``: the library's root module
+    (``Proofs``): every module must be in its import closure. ``sources``: (label, file) pairs
+    of source and build files for the ``kernel-option`` rule. ``meanings_for``: declarations
+    whose statement closure to hash (:mod:`.meaning`; certify passes the published theorems).
     ``cache_dir``: where the library index cache lives (``True``: the default
     ``$XDG_CACHE_HOME/pytools-olean``; ``None``/``False``: no disk cache).
-    Raises :class:`AuditError` (missing module/constant, project module without its
+    Raises :class:`AuditError` (missing module/constant, library module without its
     ``.olean.private``) or :class:`pytools.lean.olean.OleanError` (corrupt file, named).
     """
     t0 = time.perf_counter()
@@ -253,55 +413,67 @@ def audit_modules(modules: Sequence[str], search_path: Sequence[Path | str], *,
         cache_dir = default_cache_dir()
     elif cache_dir is False:
         cache_dir = None
-    a = _Auditor(modules, [Path(p) for p in search_path], cache_dir)
+    a = _Auditor(modules, [Path(p) for p in search_path], cache_dir,
+                 Path(core_dir) if core_dir is not None else None)
     a.load_project()
+    mfacts = [module_facts(mod, a.views[mod].module) for mod in a.project]
+    for mf in mfacts:
+        a.lib.classes.update(mf.classes)
     decl_order: list[tuple[str, ConstantInfo]] = []
     ranges_of: dict[str, dict[str, tuple[int, int]]] = {}
     for mod in a.project:
         v = a.views[mod]
         ranges_of[mod] = ranges = v.module.decl_ranges()
-        mine = [n for n in v.consts if a.project_consts.get(n) == mod]
+        # every module's own declarations (a name two modules declare is audited twice), in
         # source order where the declaration-ranges entry exists, then by name
-        mine.sort(key=lambda n: (ranges.get(n, (1 << 30, 0)), n))
+        mine = sorted(v.consts, key=lambda n: (ranges.get(n, (1 << 30, 0)), n))
         decl_order += [(mod, v.module.constant(v.consts[n])) for n in mine]
-    closure = a.closure([ci.name for _, ci in decl_order])
-    project_axioms = {n for n, nd in a.nodes.items() if nd.own_axiom and n in a.project_consts}
+    keys: list[Key] = [(mod, ci.name) for mod, ci in decl_order]
+    closure = a.closure(keys)
+    axiom_facts = {k: a.axiom_facts(k) for key in keys for k in closure[key][0]}
 
     decls: list[Declaration] = []
-    findings: list[Finding] = []
     trusted_all: set[str] = set()
-    for mod in a.project:
+    registered = {i.declaration for mf in mfacts for i in mf.instances}
+    for mod, ci in decl_order:
         v = a.views[mod]
-        m = v.module
-        ranges = ranges_of[mod]
-        insts = _instances(m)
-        for mname, ci in decl_order:
-            if mname != mod:
-                continue
-            axioms, trusted = closure[ci.name]
-            trusted_all |= trusted
-            ty = m.expr(ci.type_ptr)
-            line, col = ranges.get(ci.name, (None, None))
-            decls.append(Declaration(
-                name=ci.name, kind=_kind_of(ci, insts, v.real_kinds), module=mod,
-                line=line, column=col, statement=pp_expr(ty, explicit=a.explicit_mask),
-                statement_sha256=statement_sha256(ty, ci.level_params),
-                axioms=tuple(sorted(axioms)),
-                auxiliary=classify_auxiliary(ci.name, ci.kind),
-                trusted_deps=len(trusted)))
-            for ax in sorted(axioms):
-                cat = categorize(ax, project_axioms)
-                if cat is not None:
-                    findings.append(Finding(ci.name, mod, ax, cat))
-    findings.sort(key=lambda f: (f.module, f.declaration, f.axiom))
+        axioms, trusted, _ = closure[(mod, ci.name)]
+        trusted_all |= {k[1] for k in trusted}
+        ty = v.module.expr(ci.type_ptr)
+        line, col = ranges_of[mod].get(ci.name, (None, None))
+        mentioned = sorted(v.module.const_refs(ci.type_ptr))
+        decls.append(Declaration(
+            name=ci.name, kind=_kind_of(ci, registered, v.real_kinds), module=mod,
+            line=line, column=col, statement=pp_expr(ty, explicit=a.explicit_mask),
+            statement_sha256=statement_sha256(ty, ci.level_params),
+            axioms=tuple(sorted({k[1] for k in axioms})),
+            auxiliary=classify_auxiliary(ci.name, ci.kind),
+            trusted_deps=len(trusted),
+            constants=tuple((c, a.module_of(c, mod) or "?") for c in mentioned)))
+
+    facts = LibraryFacts(
+        modules=tuple(mfacts),
+        declared_in={n: tuple(ms) for n, ms in a.declared_in.items()},
+        reached={key: frozenset(axiom_facts[k] for k in closure[key][0]) for key in keys},
+        core_names=a.lib.core_names() if a.lib.core_dir is not None else None,
+        root=root,
+        root_closure=a.root_closure(root, mfacts) if root else frozenset(),
+        instances=tuple(a.instance_facts(mfacts)),
+        sources=_read_sources(sources),
+        uses={key: frozenset(k[1] for k in closure[key][2]) for key in keys})
+    findings = apply_rules(facts)
+    meanings = Meanings(a.resolve_key, a.info, a.views, a.project_set)
+    closures = {n: meanings.closure(a.resolve_key(n)) for n in meanings_for}
     return AuditReport(
         declarations=tuple(decls), findings=tuple(findings),
         trusted_core=tuple(sorted(trusted_all)), modules=tuple(a.project),
-        library_modules=len(a.lib.indexed), seconds=time.perf_counter() - t0)
+        library_modules=len(a.lib.indexed), seconds=time.perf_counter() - t0,
+        rules=tuple(rule_name(r) for r in RULES), core=a.lib.core_dir is not None,
+        meanings=tuple((n, sha, used) for n, (sha, used) in sorted(closures.items())),
+        definitions=tuple(sorted(meanings.digests.items())))
 
 
 def enumerate_declarations(modules: Sequence[str], search_path: Sequence[Path | str], *,
                            cache_dir: Path | None | bool = True) -> tuple[Declaration, ...]:
     """Every declaration of ``modules`` (see :func:`audit_modules`; same pass)."""
     return audit_modules(modules, search_path, cache_dir=cache_dir).declarations
-

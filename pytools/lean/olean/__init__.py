@@ -7,9 +7,10 @@ decodes Lean data (``ModuleData``, names, terms, constants, extension entries) o
 
 from .module import Module, load
 from .region import PART_SUFFIXES, OleanError, OleanHeader, read_header
-from .terms import BINDER_INFOS, CONSTANT_KINDS, ConstantInfo, Expr, Level
+from .terms import BINDER_INFOS, CONSTANT_KINDS, ConstantInfo, Expr, ImportRecord, Level
 
 __all__ = [
-    "BINDER_INFOS", "CONSTANT_KINDS", "PART_SUFFIXES", "ConstantInfo", "Expr", "Level",
+    "BINDER_INFOS", "CONSTANT_KINDS", "PART_SUFFIXES", "ConstantInfo", "Expr", "ImportRecord",
+    "Level",
     "Module", "OleanError", "OleanHeader", "load", "read_header",
 ]

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .region import OleanError, Region
-from .terms import BINDER_INFOS, CONSTANT_KINDS, ConstantInfo, Expr, Level
+from .terms import BINDER_INFOS, CONSTANT_KINDS, ConstantInfo, Expr, ImportRecord, Level
 
 
 class Module(Region):
@@ -39,6 +39,30 @@ class Module(Region):
     def imports(self) -> list[str]:
         """Names of the direct imports."""
         return [self.name(self.fields(p, 1)[0]) for p in self.array(self.module_data(0)[0])]
+
+    def import_records(self) -> list[ImportRecord]:
+        """The direct imports with their flags. ``Lean.Import`` is ``{module : Name;
+        importAll, isExported, isMeta : Bool}``: one pointer, then the three flags as bytes
+        (measured: a ``public meta import`` reads ``(0, 1, 1)``)."""
+        out = []
+        for p in self.array(self.module_data(0)[0]):
+            flags = [self.scalar(p, i, 1) for i in range(3)]
+            if any(f > 1 for f in flags):
+                raise OleanError(f"{self.path}: import record at {p:#x} has non-boolean flags")
+            out.append(ImportRecord(self.name(self.fields(p, 1)[0]), *map(bool, flags)))
+        return out
+
+    def scoped_payload(self, entry: int) -> tuple[str | None, int]:
+        """Unwrap one entry of a ``ScopedEnvExtension`` (instances, macros, elaborators,
+        ``csimp``...): constructor 0 ``global e`` or 1 ``scoped ns e`` (measured on a
+        ``scoped instance``). Returns (namespace or None, payload pointer)."""
+        tag = self.tag(entry)
+        if tag == 0:
+            return None, self.fields(entry, 1)[0]
+        if tag == 1:
+            ns, payload = self.fields(entry, 2)[:2]
+            return self.name(ns), payload
+        raise OleanError(f"{self.path}: object at {entry:#x} is not a scoped-extension entry")
 
     def const_names(self, part: int = -1) -> list[str]:
         return [self.name(p) for p in self.array(self.module_data(part)[1])]
@@ -261,6 +285,7 @@ class Module(Region):
         kind = CONSTANT_KINDS[tag]
         value = None
         unsafe = False
+        partial = False
         ctors: tuple[str, ...] = ()
         induct = None
         all_: tuple[str, ...] = ()
@@ -269,7 +294,10 @@ class Module(Region):
         elif tag == 1:  # defnInfo: cval, value, hints, all; safety (u8)
             value = vf[1]
             all_ = tuple(self.name(x) for x in self.list(vf[3]))
-            unsafe = self.scalar(val, 0, 1) == 0  # DefinitionSafety.unsafe is index 0
+            safety = self.scalar(val, 0, 1)  # DefinitionSafety: unsafe 0, safe 1, partial 2
+            if safety > 2:
+                raise OleanError(f"{self.path}: definition {name} has safety {safety}")
+            unsafe, partial = safety == 0, safety == 2
         elif tag == 2:  # thmInfo: cval, value, all
             value = vf[1]
             all_ = tuple(self.name(x) for x in self.list(vf[2]))
@@ -287,7 +315,8 @@ class Module(Region):
         elif tag == 7:  # recInfo: cval, all, numParams, ..., rules; k, isUnsafe
             all_ = tuple(self.name(x) for x in self.list(vf[1]))
             unsafe = bool(self.scalar(val, 1, 1))
-        ci = ConstantInfo(name, kind, lparams, cval[2], value, unsafe, ctors, induct, all_)
+        ci = ConstantInfo(name, kind, lparams, cval[2], value, unsafe, ctors, induct, all_,
+                          partial)
         self._consts[ptr] = ci
         return ci
 

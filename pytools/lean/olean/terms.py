@@ -44,6 +44,10 @@ class ConstantInfo:
     owning :class:`Module`; use :meth:`Module.expr` to decode them. ``value_ptr`` is None for
     kinds without a value (axiom, quot, inductive, constructor, recursor). ``ctors`` lists the
     constructor names of an inductive, ``induct`` names a constructor's inductive type.
+    ``is_unsafe``: declared ``unsafe`` (``DefinitionSafety.unsafe`` of a definition, the
+    ``isUnsafe`` flag of the other kinds). ``is_partial``: a definition whose safety is
+    ``DefinitionSafety.partial`` (measured: ``partial def f`` compiles to a safe ``opaque f``
+    plus this ``f._unsafe_rec`` implementation, see ``tests/test_olean.py``).
     """
 
     name: str
@@ -55,5 +59,18 @@ class ConstantInfo:
     ctors: tuple[str, ...] = ()
     induct: str | None = None
     all: tuple[str, ...] = ()
+    is_partial: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRecord:
+    """One entry of a module header's import list (``Lean.Import``): the imported module and
+    its flags. ``meta``: a ``meta import`` (its code runs at elaboration time: macros,
+    elaborators); ``exported``: a ``public import``; ``import_all``: ``import all``."""
+
+    module: str
+    import_all: bool
+    exported: bool
+    meta: bool
 
 

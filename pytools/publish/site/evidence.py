@@ -43,6 +43,22 @@ ANNOTATION_KEYS = frozenset(
 # --------------------------------------------------------------------------- evidence
 
 
+class _NotRecomputed:
+    def __repr__(self) -> str:
+        return "NOT_RECOMPUTED"
+
+
+#: The page builder did not recompute this figure (only re-hashed its inputs).
+NOT_RECOMPUTED: Any = _NotRecomputed()
+
+
+@dataclass(frozen=True)
+class RecomputeFailed:
+    """Recomputing a result's figures here raised; why."""
+
+    error: str
+
+
 @dataclass(frozen=True)
 class InputCheck:
     """One input file of a certificate, re-checked on the machine that builds the page."""
@@ -66,6 +82,9 @@ class FigureContext:
     inputs: tuple[InputCheck, ...]  # the inputs this figure depends on
     all_inputs: tuple[InputCheck, ...]
     age_days: float | None
+    #: the figure as recomputed here from the inputs by the result's own code, or
+    #: :data:`NOT_RECOMPUTED`; a recomputation that failed is a :class:`RecomputeFailed`
+    recomputed: Any = NOT_RECOMPUTED
 
     @property
     def annotated(self) -> bool:
@@ -171,6 +190,17 @@ def _rule_contradictory(ctx: FigureContext) -> str | None:
     return None
 
 
+def _rule_recomputed_differs(ctx: FigureContext) -> str | None:
+    """The page builder recomputed the figure from the same inputs with the result's own code
+    and got another value than the certificate states."""
+    if ctx.recomputed is NOT_RECOMPUTED or isinstance(ctx.recomputed, RecomputeFailed):
+        return None
+    if ctx.recomputed != ctx.raw:
+        shown = json.dumps(ctx.recomputed, ensure_ascii=False, sort_keys=True)
+        return f"recomputed here: {shown[:200]}; the certificate says otherwise"
+    return None
+
+
 def _rule_underpowered(ctx: FigureContext) -> str | None:
     """The figure records a sample size ``n`` below its stated minimum ``min_n``."""
     if not ctx.annotated:
@@ -200,9 +230,23 @@ def _rule_stale(ctx: FigureContext) -> str | None:
 
 def _rule_verified(ctx: FigureContext) -> str | None:
     """None of the rules above applies: the certificate verifies and every input file it
-    depends on is present and hashes to the recorded SHA-256."""
+    depends on is present and hashes to the recorded SHA-256 (the detail says whether the
+    figure was also recomputed here)."""
+    return obtained(ctx)
+
+
+def obtained(ctx: FigureContext) -> str:
+    """How the page knows the figure: recomputed here, or only the inputs' hashes matched."""
+    names = ", ".join(c.path for c in ctx.inputs) or "no input file"
+    if isinstance(ctx.recomputed, RecomputeFailed):
+        return (f"hash of {names} matched; not recomputed here ({ctx.recomputed.error}); "
+                "value from the verified certificate")
+    if ctx.recomputed is not NOT_RECOMPUTED:
+        return (f"recomputed here by the result's own code from its inputs ({names}): equal "
+                "to the certificate")
     if ctx.inputs:
-        return "; ".join(f"{c.path}: SHA-256 matches" for c in ctx.inputs)
+        return (f"hash of {names} matched the certificate; value from the verified "
+                "certificate, not recomputed here")
     return "no input file; value from the verified certificate"
 
 
@@ -250,6 +294,7 @@ RULES: tuple[Rule, ...] = (
     Rule("no-data-available", _rule_no_data_available, _doc(_rule_no_data_available)),
     Rule("license-restricted", _rule_license_restricted, _doc(_rule_license_restricted)),
     Rule("contradictory", _rule_contradictory, _doc(_rule_contradictory)),
+    Rule("contradictory", _rule_recomputed_differs, _doc(_rule_recomputed_differs)),
     Rule("underpowered", _rule_underpowered, _doc(_rule_underpowered)),
     Rule("searched-none-found", _rule_searched_none_found, _doc(_rule_searched_none_found)),
     Rule("stale", _rule_stale, _doc(_rule_stale)),
@@ -257,7 +302,7 @@ RULES: tuple[Rule, ...] = (
 )
 
 #: Every evidence state, in table order.
-EVIDENCE_STATES: tuple[str, ...] = tuple(rule.state for rule in RULES)
+EVIDENCE_STATES: tuple[str, ...] = tuple(dict.fromkeys(rule.state for rule in RULES))
 
 
 def assign_state(ctx: FigureContext) -> tuple[str, str]:

@@ -7,10 +7,17 @@ limits come from the certificates, and every figure gets an *evidence state* ass
 rules of :data:`RULES` from the files (never by hand).
 
 The page carries an in-browser verifier (``templates/verifier.js`` + ``templates/panel.js``)
-that mirrors :func:`pytools.publish.verify.verify_bytes`, with the manifest, the two JSON
-Schemas and a few samples embedded. A Content-Security-Policy meta tag allows only the page's
-own inline script and style (by SHA-256) and forbids every connection; the page loads no
-other asset.
+that mirrors :mod:`pytools.publish.verify` and its anchors (pin, Ed25519 signature through
+WebCrypto), with the manifest's and the signature's bytes, every JSON Schema and a few
+samples embedded. The page never trusts a key it carries: the auditor pastes the publisher's
+public key (and the pin) obtained out of band. A Content-Security-Policy meta tag allows only
+the page's own inline script and style (by SHA-256) and images from ``data:`` URIs (the
+plots), and forbids every connection; the page loads no other asset. Every file is written
+world-readable (0644, folders 0755), whatever the umask.
+
+``--recompute`` recomputes each result's figures from its inputs with the result's own code
+(:mod:`pytools.results.registry`) so the page can say "recomputed from X" rather than "hash
+of X matched".
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -32,10 +40,11 @@ import click
 import jinja2
 
 from pytools.paths import project_root
-from pytools.publish.canonical import atomic_write_bytes, load_schema
+from pytools.publish.canonical import atomic_write_bytes
+from pytools.publish.keys import KeyFileError, TrustedKey, load_trusted_keys
 
 from .evidence import RULES, STALE_DAYS
-from .release import Release, Sample, SiteError, build_samples, load_release
+from .release import Recompute, Release, Sample, SiteError, build_samples, load_release
 
 #: Files of the page template (package data, ``pytools/publish/site/templates``).
 TEMPLATE = "index.html.j2"
@@ -63,27 +72,39 @@ def _json_for_html(obj: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
 def page_data(release: Release, samples: Sequence[Sample]) -> dict[str, Any]:
-    """What the in-page verifier reads: manifest, schemas, samples (base64) and their verdicts."""
+    """What the in-page verifier reads: the manifest's and the signature's bytes, every
+    schema, and the samples (base64) with the CLI's verdicts."""
     return {
-        "manifest": release.manifest.to_browser(),
-        "schemas": {name: load_schema(name) for name in ("certificate", "manifest")},
+        "manifest": {"name": release.manifest_rel, "b64": _b64(release.manifest_bytes)},
+        "envelope": None if release.envelope is None else {
+            "name": release.envelope_rel, "b64": _b64(release.envelope)},
+        "schemas": release.schemas.for_page(),
         "samples": [
             {
                 "id": s.id,
                 "label": s.label,
-                "filename": s.filename,
-                "b64": base64.b64encode(s.data).decode("ascii"),
-                "expected": {"green": s.expected.green, "codes": s.expected.codes},
+                "files": [{"name": f.name, "role": f.role, "b64": _b64(f.data)} for f in s.files],
+                "subject": s.subject,
+                "pin": s.pin,
+                "keys": list(s.keys),
+                "requireSignature": s.require_signature,
+                "expected": {"green": s.expected.green, "codes": s.expected.codes,
+                             "reasons": s.expected.reasons},
             }
             for s in samples
         ],
     }
 
 
-def render_page(release: Release, generated: str) -> str:
+def render_page(release: Release, generated: str,
+                publisher_keys: dict[str, TrustedKey] | None = None) -> str:
     """The HTML of the page (everything inline; CSP by hash)."""
-    samples = build_samples(release)
+    samples = build_samples(release, publisher_keys)
     style = _template_text(STYLE)
     script = "\n".join(_template_text(name) for name in SCRIPTS)
     csp = (
@@ -115,7 +136,28 @@ def render_page(release: Release, generated: str) -> str:
         state_counts=state_counts,
         generated=generated,
         stale_days=STALE_DAYS,
+        signer_hint=_signer_hint(release),
     )
+
+
+def _signer_hint(release: Release) -> str | None:
+    """The key id the envelope *claims* (a hint, shown as such; never trusted)."""
+    if release.envelope is None:
+        return None
+    try:
+        return str(json.loads(release.envelope)["signatures"][0]["keyid"])
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def registry_recompute(result_id: str, root: Path) -> dict[str, Any] | None:
+    """A published result's figures recomputed from its inputs by its own code."""
+    from pytools.results.registry import published_results
+
+    spec = next((s for s in published_results() if s.id == result_id), None)
+    if spec is None or spec.evidence is None:
+        return None
+    return spec.evidence(root).figures
 
 
 def build_site(
@@ -123,19 +165,24 @@ def build_site(
     out: Path,
     manifest_path: Path | None = None,
     now: dt.datetime | None = None,
+    recompute: Recompute | None = None,
+    publisher_keys: dict[str, TrustedKey] | None = None,
 ) -> Path:
     """Build the site into ``out`` atomically (a temp folder swapped in); return index.html."""
     now = now or dt.datetime.now(dt.UTC)
-    release = load_release(root, manifest_path, now)
-    html = render_page(release, now.strftime("%Y-%m-%d %H:%M UTC"))
+    release = load_release(root, manifest_path, now, recompute=recompute)
+    html = render_page(release, now.strftime("%Y-%m-%d %H:%M UTC"), publisher_keys)
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
+        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700: a web server as another user says 404
         atomic_write_bytes(tmp / "index.html", html.encode("utf-8"))
         for published in release.files:
             atomic_write_bytes(tmp / published.path, published.data)
         atomic_write_bytes(tmp / release.manifest_rel, release.manifest_bytes)
+        if release.envelope is not None:
+            atomic_write_bytes(tmp / release.envelope_rel, release.envelope)
         old = None
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
@@ -158,14 +205,24 @@ def build_site(
               help="Manifest to build from (default: certificates/MANIFEST.json).")
 @click.option("--root", "root", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Project root the manifest's paths are relative to.")
-def main(out: Path | None, manifest_path: Path | None, root: Path | None) -> None:
+@click.option("--recompute", is_flag=True,
+              help="Recompute every result's figures from its inputs (slower; the page then "
+              "says 'recomputed from X' instead of 'hash of X matched').")
+@click.option("--key", "keys", multiple=True, type=click.Path(path_type=Path),
+              help="The publisher's public key (PEM), for the page's signed samples; the page "
+              "never pre-fills or trusts it.")
+def main(out: Path | None, manifest_path: Path | None, root: Path | None, recompute: bool,
+         keys: tuple[Path, ...]) -> None:
     """Build the static product page with its offline verifier."""
     root = (root or project_root()).resolve()
     try:
-        index = build_site(root, out or root / "site", manifest_path)
-    except SiteError as exc:
+        publisher = load_trusted_keys(list(keys)) if keys else None
+        index = build_site(root, out or root / "site", manifest_path,
+                           recompute=registry_recompute if recompute else None,
+                           publisher_keys=publisher)
+    except (SiteError, KeyFileError) as exc:
         hint = ""
-        if "MANIFEST.json: not a file" in str(exc):
+        if "MANIFEST.json: no such file" in str(exc):
             hint = " (run python -m pytools.certify first)"
         click.echo(f"error: {exc}{hint}", err=True)
         sys.exit(1)

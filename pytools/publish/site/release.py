@@ -1,19 +1,44 @@
-"""The release the page shows: the manifest and every file it lists (each re-hashed and
-verified), the figures of each result with their display form, and the verifier's samples."""
+"""The release the page shows: the manifest, its signature envelope and every file it lists
+(each re-hashed and verified), the figures of each result with what they are and how the page
+knows them, the plots drawn from the published SVG files, and the verifier's samples."""
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytools.publish.canonical import sha256_bytes
-from pytools.publish.verify import DEFAULT_MANIFEST, Manifest, Verdict, load_manifest, verify_bytes
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from .evidence import FigureContext, InputCheck, age_days, assign_state, check_inputs
+from pytools.publish.anchor import AnchorOptions, check_anchor
+from pytools.publish.attest import ENVELOPE_NAME
+from pytools.publish.canonical import canonical_bytes, sha256_bytes, with_body_hash
+from pytools.publish.keys import TrustedKey, keyid, parse_public_keys, public_pem
+from pytools.publish.manifest import (
+    DEFAULT_MANIFEST,
+    Manifest,
+    VerifyError,
+    load_manifest,
+    manifest_from_bytes,
+)
+from pytools.publish.validation import SchemaSet, package_schemas
+from pytools.publish.verify import Verdict, verify_bytes
+
+from .display import Display, display_value, figure_description, readable_statement
+from .evidence import (
+    NOT_RECOMPUTED,
+    FigureContext,
+    InputCheck,
+    RecomputeFailed,
+    age_days,
+    assign_state,
+    check_inputs,
+    obtained,
+)
 
 #: shown after these; an id listed here without a certificate is shown as ``unsearched``.
 PRODUCT_RESULTS: tuple[tuple[str, str], ...] = (
@@ -23,56 +48,13 @@ PRODUCT_RESULTS: tuple[tuple[str, str], ...] = (
     ("pooled-placement", "Pooled placement: reaching the wall"),
 )
 
+#: Recomputes a result's figures here from its inputs: (result id, root) -> figures, or None
+#: when it cannot (no code for that result).
+Recompute = Callable[[str, Path], dict[str, Any] | None]
+
 
 class SiteError(RuntimeError):
     """The site cannot be built; the message names the file and the problem."""
-
-
-
-# --------------------------------------------------------------------------- display
-
-
-@dataclass(frozen=True)
-class Display:
-    """How a figure's value is shown: ``text`` or a small ``table``."""
-
-    text: str = ""
-    columns: tuple[str, ...] = ()
-    rows: tuple[tuple[str, ...], ...] = ()
-    more_rows: int = 0
-
-
-MAX_TABLE_ROWS = 24
-
-
-def _scalar_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def display_value(value: Any) -> Display:
-    """Scalars as text, a list of flat objects with one key set as a table, else JSON."""
-    if (
-        isinstance(value, list)
-        and value
-        and all(isinstance(row, dict) for row in value)
-        and len({tuple(row) for row in value}) == 1
-        and all(not isinstance(v, dict | list) for row in value for v in row.values())
-    ):
-        columns = tuple(value[0])
-        rows = tuple(tuple(_scalar_text(row[c]) for c in columns) for row in value)
-        return Display(
-            columns=columns,
-            rows=rows[:MAX_TABLE_ROWS],
-            more_rows=max(0, len(rows) - MAX_TABLE_ROWS),
-        )
-    if isinstance(value, dict | list):
-        return Display(text=json.dumps(value, ensure_ascii=False, sort_keys=True, indent=1))
-    return Display(text=_scalar_text(value))
-
-
-# --------------------------------------------------------------------------- the release
 
 
 @dataclass(frozen=True)
@@ -81,6 +63,8 @@ class FigureRow:
     display: Display
     state: str
     detail: str
+    description: str = ""
+    obtained: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,6 +74,34 @@ class PublishedFile:
     size: int
     kind: str
     data: bytes = field(repr=False)
+
+    @property
+    def label(self) -> str:
+        """What the file is, for people."""
+        suffix = Path(self.path).suffix
+        if self.kind == "certificate":
+            return "certificate"
+        return {".csv": "figure table (CSV)", ".svg": "plot (SVG)"}.get(suffix, "published file")
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A published SVG plot, drawn on the page from its verified bytes."""
+
+    path: str
+    sha256: str
+    data_uri: str
+    caption: str
+
+
+@dataclass(frozen=True)
+class TheoremView:
+    name: str
+    module: str
+    statement_sha256: str
+    statement: str  # as shown (internal names hidden)
+    simplified: bool
+    axioms: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -101,6 +113,9 @@ class ResultView:
     verdict: Verdict | None
     figures: tuple[FigureRow, ...]
     inputs: tuple[InputCheck, ...]
+    theorems: tuple[TheoremView, ...] = ()
+    plots: tuple[Plot, ...] = ()
+    tables: tuple[PublishedFile, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,6 +126,10 @@ class Release:
     manifest_bytes: bytes = field(repr=False)
     files: tuple[PublishedFile, ...]
     results: tuple[ResultView, ...]
+    envelope: bytes | None = field(default=None, repr=False)
+    envelope_rel: str = ""
+    schemas: SchemaSet = field(default_factory=package_schemas, repr=False)
+    recomputed: bool = False
 
 
 def _manifest_rel(path: Path, root: Path) -> str:
@@ -121,32 +140,82 @@ def _manifest_rel(path: Path, root: Path) -> str:
         return DEFAULT_MANIFEST.as_posix()
 
 
+def _recomputed(recompute: Recompute | None, rid: str, root: Path) -> Any:
+    if recompute is None:
+        return None
+    try:
+        return recompute(rid, root)
+    except Exception as exc:  # a failing recomputation is shown, not fatal
+        return RecomputeFailed(f"{type(exc).__name__}: {exc}"[:200])
+
+
 def figure_rows(
     cert: dict[str, Any],
     verdict: Verdict,
     inputs: tuple[InputCheck, ...],
     mtime: float | None,
     now: dt.datetime,
+    schema: dict[str, Any] | None = None,
+    recomputed: Any = None,
 ) -> tuple[FigureRow, ...]:
-    """One row per figure of a certificate, each with its evidence state and detail."""
+    """One row per figure of a certificate, each with its evidence state, what it is and how
+    the page knows it (``recomputed``: the figures recomputed here, a RecomputeFailed, or
+    None when not recomputed)."""
     figures = cert.get("figures")
     if not isinstance(figures, dict) or not figures:
         age = age_days(cert, None, mtime, now)
         ctx = FigureContext("", None, cert, verdict, inputs, inputs, age)
         state, detail = assign_state(ctx)
-        return (FigureRow("(no figures)", Display(text="—"), state, detail),)
+        return (FigureRow("(no figures)", Display(text="—"), state, detail,
+                          "a purely mathematical result: theorems only", ""),)
     rows = []
     for name in sorted(figures):
         raw = figures[name]
         depends = inputs
         if isinstance(raw, dict) and isinstance(raw.get("input"), str):
             depends = tuple(c for c in inputs if c.path == raw["input"])
-        ctx = FigureContext(
-            name, raw, cert, verdict, depends, inputs, age_days(cert, raw, mtime, now)
-        )
+        if recomputed is None:
+            again = NOT_RECOMPUTED
+        elif isinstance(recomputed, RecomputeFailed):
+            again = recomputed
+        else:
+            again = recomputed.get(name, RecomputeFailed(f"{name} is not recomputed"))
+        ctx = FigureContext(name, raw, cert, verdict, depends, inputs,
+                            age_days(cert, raw, mtime, now), again)
         state, detail = assign_state(ctx)
-        rows.append(FigureRow(name, display_value(ctx.value), state, detail))
+        how = obtained(ctx) if verdict.green else "the certificate does not verify"
+        rows.append(FigureRow(name, display_value(ctx.value), state, detail,
+                              figure_description(schema, name), how))
     return tuple(rows)
+
+
+def _theorems(cert: dict[str, Any]) -> tuple[TheoremView, ...]:
+    out = []
+    for t in cert.get("theorems", []):
+        shown, simplified = readable_statement(str(t.get("statement", "")))
+        name, _ = readable_statement(str(t.get("name", "")))
+        out.append(TheoremView(name, str(t.get("module", "")), str(t.get("statement_sha256", "")),
+                               shown, simplified, tuple(t.get("axioms", []))))
+    return tuple(out)
+
+
+def _plots(cert: dict[str, Any], files: Mapping[str, PublishedFile]
+           ) -> tuple[tuple[Plot, ...], tuple[PublishedFile, ...]]:
+    """The certificate's artifacts that the manifest lists with the same hash: SVG plots to
+    draw, CSV tables to link."""
+    plots, tables = [], []
+    for entry in cert.get("artifacts", []):
+        published = files.get(entry.get("path", ""))
+        if published is None or published.sha256 != entry.get("sha256"):
+            continue
+        if published.path.endswith(".svg"):
+            uri = "data:image/svg+xml;base64," + base64.b64encode(published.data).decode()
+            plots.append(Plot(published.path, published.sha256, uri,
+                              f"{published.path}: the plot published with this certificate "
+                              "(its SHA-256 matched the manifest and the certificate's list)"))
+        elif published.path.endswith(".csv"):
+            tables.append(published)
+    return tuple(plots), tuple(tables)
 
 
 def load_release(
@@ -154,21 +223,24 @@ def load_release(
     manifest_path: Path | None = None,
     now: dt.datetime | None = None,
     product: Sequence[tuple[str, str]] = PRODUCT_RESULTS,
+    recompute: Recompute | None = None,
+    schemas: SchemaSet | None = None,
 ) -> Release:
     """Load the manifest and every file it lists, re-hash them, verify and assign states."""
     now = now or dt.datetime.now(dt.UTC)
+    schemas = schemas or package_schemas()
     manifest_path = manifest_path or root / DEFAULT_MANIFEST
     try:
-        manifest = load_manifest(manifest_path)
-    except Exception as exc:  # VerifyError: names the file and the problem
+        manifest = load_manifest(manifest_path, schemas)
+    except VerifyError as exc:
         raise SiteError(str(exc)) from None
-    files: list[PublishedFile] = []
+    files: dict[str, PublishedFile] = {}
     certs: dict[str, tuple[dict[str, Any], PublishedFile, Verdict, float]] = {}
     for entry in manifest.data["files"]:
         rel = entry["path"]
-        if Path(rel).is_absolute() or ".." in Path(rel).parts or "\\" in rel:
-            raise SiteError(f"{manifest_path}: listed path {rel!r} leaves the project")
         path = root / rel
+        if not path.resolve().is_relative_to(root.resolve()):
+            raise SiteError(f"{manifest_path}: listed path {rel!r} leaves the project")
         if not path.is_file():
             raise SiteError(f"{rel}: listed in {manifest_path} but missing")
         data = path.read_bytes()
@@ -176,14 +248,13 @@ def load_release(
             raise SiteError(
                 f"{rel}: SHA-256 or size differs from {manifest_path}; refusing to publish"
             )
-        verdict = verify_bytes(data, manifest, rel)
+        verdict = verify_bytes(data, manifest, rel, None, schemas)
         published = PublishedFile(rel, entry["sha256"], len(data), verdict.kind, data)
-        files.append(published)
+        files[rel] = published
         if verdict.kind == "certificate" and verdict.result:
             if verdict.result in certs:
                 raise SiteError(f"{rel}: a second certificate for result {verdict.result!r}")
-            cert = json.loads(data)
-            certs[verdict.result] = (cert, published, verdict, path.stat().st_mtime)
+            certs[verdict.result] = (json.loads(data), published, verdict, path.stat().st_mtime)
     order = [rid for rid, _ in product] + sorted(set(certs) - {rid for rid, _ in product})
     headings = dict(product)
     results = []
@@ -195,15 +266,24 @@ def load_release(
             continue
         cert, published, verdict, mtime = certs[rid]
         inputs = check_inputs(cert, root)
-        rows = figure_rows(cert, verdict, inputs, mtime, now)
+        fname = schemas.figures_schema(rid)
+        schema = dict(schemas.get(fname)) if fname else None
+        rows = figure_rows(cert, verdict, inputs, mtime, now, schema,
+                           _recomputed(recompute, rid, root))
         heading = headings.get(rid) or str(cert.get("title") or rid)
-        results.append(ResultView(rid, heading, cert, published, verdict, rows, inputs))
+        plots, tables = _plots(cert, files)
+        results.append(ResultView(rid, heading, cert, published, verdict, rows, inputs,
+                                  _theorems(cert), plots, tables))
     manifest_bytes = Path(manifest_path).read_bytes()
     if sha256_bytes(manifest_bytes) != manifest.sha256:
         raise SiteError(f"{manifest_path}: changed while the site was being built")
+    envelope_path = Path(manifest_path).parent / ENVELOPE_NAME
+    envelope = envelope_path.read_bytes() if envelope_path.is_file() else None
+    manifest_rel = _manifest_rel(Path(manifest_path), root)
     return Release(
-        root, manifest, _manifest_rel(Path(manifest_path), root), manifest_bytes,
-        tuple(files), tuple(results),
+        root, manifest, manifest_rel, manifest_bytes, tuple(files.values()), tuple(results),
+        envelope, str(Path(manifest_rel).parent / ENVELOPE_NAME), schemas,
+        recompute is not None,
     )
 
 
@@ -211,14 +291,33 @@ def load_release(
 
 
 @dataclass(frozen=True)
+class SampleFile:
+    name: str
+    role: str  # manifest | envelope | file
+    data: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
 class Sample:
-    """A file embedded in the page for the verifier panel, with the CLI's verdict on it."""
+    """Files the page's verifier checks as an auditor would, with the CLI's verdict on the
+    ``subject`` file under the same manifest, signature and anchor options."""
 
     id: str
     label: str
-    filename: str
-    data: bytes
+    files: tuple[SampleFile, ...]
+    subject: int  # index in files of the file whose verdict is shown
+    pin: str | None
+    keys: tuple[str, ...]  # PEM public keys the "auditor" gives
     expected: Verdict
+    require_signature: bool = False
+
+    @property
+    def filename(self) -> str:
+        return self.files[self.subject].name
+
+    @property
+    def data(self) -> bytes:
+        return self.files[self.subject].data
 
 
 def tamper(data: bytes) -> bytes:
@@ -233,33 +332,114 @@ def tamper(data: bytes) -> bytes:
     return data[:at] + bytes([flipped]) + data[at + 1 :]
 
 
-def build_samples(release: Release) -> tuple[Sample, ...]:
-    """Genuine certificate, run receipt, tampered copy and the manifest, each with its verdict."""
-    manifest = release.manifest
-    certs = [r.file for r in release.results if r.file is not None]
-    out: list[Sample] = []
+def forge_pair(manifest_bytes: bytes, cert_path: str, cert_bytes: bytes) -> tuple[bytes, bytes]:
+    """A careful forger: weaken the first theorem's statement (``≤`` to ``<``, or append
+    `` ∨ True``), recompute its hashes and the certificate's body hash, and rewrite the
+    manifest to match. Returns (manifest bytes, certificate bytes)."""
+    cert = json.loads(cert_bytes)
+    theorem = cert["theorems"][0]
+    text = theorem["statement"]
+    theorem["statement"] = text.replace("≤", "<", 1) if "≤" in text else text + " ∨ True"
+    theorem["statement_sha256"] = sha256_bytes(("forged:" + theorem["statement"]).encode())
+    forged = canonical_bytes(with_body_hash(cert))
+    manifest = json.loads(manifest_bytes)
+    for entry in manifest["files"]:
+        if entry["path"] == cert_path:
+            entry.update(sha256=sha256_bytes(forged), size=len(forged))
+    for entry in manifest["theorems"]:
+        if entry["name"] == theorem["name"] and entry["result"] == cert["result"]:
+            entry["statement_sha256"] = theorem["statement_sha256"]
+            entry["statement_text_sha256"] = sha256_bytes(theorem["statement"].encode("utf-8"))
+    return canonical_bytes(manifest), forged
 
-    def add(sid: str, label: str, filename: str, data: bytes) -> None:
-        out.append(Sample(sid, label, filename, data, verify_bytes(data, manifest, filename)))
+
+def _expected(files: Sequence[SampleFile], subject: int, release: Release, pin: str | None,
+              keys: Mapping[str, TrustedKey], require: bool) -> Verdict:
+    """The CLI's verdict: the library functions verify and `python -m pytools.verify` use."""
+    manifest_file = next((f for f in files if f.role == "manifest"), None)
+    if manifest_file is None:  # the page's embedded manifest, named as the page names it
+        manifest = manifest_from_bytes(release.manifest_bytes, release.manifest_rel,
+                                       release.schemas)
+        envelope = release.envelope
+        envelope_name = release.envelope_rel
+    else:
+        manifest = manifest_from_bytes(manifest_file.data, manifest_file.name, release.schemas)
+        env_file = next((f for f in files if f.role == "envelope"), None)
+        envelope = env_file.data if env_file else None
+        folder = manifest_file.name.rpartition("/")[0]
+        envelope_name = env_file.name if env_file else (
+            f"{folder}/{ENVELOPE_NAME}" if folder else ENVELOPE_NAME)
+    anchor = check_anchor(manifest, AnchorOptions(pin, keys, require or bool(keys)), envelope,
+                          envelope_name, release.schemas)
+    target = files[subject]
+    return verify_bytes(target.data, manifest, target.name, anchor, release.schemas)
+
+
+def build_samples(
+    release: Release, publisher_keys: Mapping[str, TrustedKey] | None = None
+) -> tuple[Sample, ...]:
+    """The verifier panel's samples, each with the CLI's verdict: genuine (with and without a
+    pin), tampered, a published figure file, the manifest, a JSON that is no certificate, a
+    forged pair (certificate and manifest rewritten together) under the pin and, for a signed
+    release whose publisher key the page builder was given, under that key, and a wrong key.
+    """
+    out: list[Sample] = []
+    certs = [r.file for r in release.results if r.file is not None]
+    pin = release.manifest.sha256
+
+    def add(sid: str, label: str, files: list[SampleFile], subject: int = 0,
+            pin_: str | None = None, pems: tuple[bytes, ...] = (),
+            require: bool = False) -> None:
+        keys: dict[str, TrustedKey] = {}
+        for pem in pems:
+            keys.update(parse_public_keys(pem, "pasted key"))
+        expected = _expected(files, subject, release, pin_, keys, require)
+        out.append(Sample(sid, label, tuple(files), subject, pin_,
+                          tuple(p.decode() for p in pems), expected, require))
 
     if certs:
         genuine = certs[0]
         name = Path(genuine.path).name
-        add("genuine", f"Genuine certificate ({name})", name, genuine.data)
-        add("tampered", f"Tampered copy of {name} (one byte changed)", "tampered-" + name,
-            tamper(genuine.data))
-    receipts = [f for f in release.files if f.kind == "published-file"]
-    if receipts:
-        rname = Path(receipts[0].path).name
-        add("receipt", f"Run receipt ({rname}, published)", rname, receipts[0].data)
-    else:
-        receipt = {
-            "receipt": "site-build",
-            "manifest_sha256": manifest.sha256,
-            "theorems": sorted(manifest.theorems),
-        }
-        data = (json.dumps(receipt, indent=2, sort_keys=True) + "\n").encode("utf-8")
-        add("receipt", "Run receipt of this page's build (not published)", "receipt.json", data)
-    mpath = Path(release.manifest_rel).name
-    add("manifest", f"The manifest ({mpath})", mpath, release.manifest_bytes)
+        add("genuine", f"Genuine certificate ({name}), no anchor",
+            [SampleFile(genuine.path, "file", genuine.data)])
+        add("pinned", f"Genuine certificate ({name}) with the manifest pinned",
+            [SampleFile(genuine.path, "file", genuine.data)], pin_=pin)
+        add("tampered", f"Tampered copy of {name} (one byte changed)",
+            [SampleFile("tampered-" + name, "file", tamper(genuine.data))])
+    tables = [f for f in release.files if f.path.endswith(".csv")]
+    if tables:
+        table = tables[0]
+        add("figure-file", f"Published figure table ({Path(table.path).name})",
+            [SampleFile(table.path, "file", table.data)])
+    add("manifest", f"The manifest ({Path(release.manifest_rel).name})",
+        [SampleFile(release.manifest_rel, "file", release.manifest_bytes)])
+    add("not-a-certificate", "A JSON file that is not a certificate",
+        [SampleFile("notes.json", "file", b'{"note": "not a certificate"}\n')])
+    if certs:
+        genuine = certs[0]
+        forged_manifest, forged_cert = forge_pair(release.manifest_bytes, genuine.path,
+                                                  genuine.data)
+        pair = [SampleFile(release.manifest_rel, "manifest", forged_manifest),
+                SampleFile(genuine.path, "file", forged_cert)]
+        add("forged-pinned", "Forged pair (certificate and manifest rewritten together), "
+            "manifest pinned", pair, subject=1, pin_=pin)
+        if release.envelope is not None:
+            envelope = SampleFile(release.envelope_rel, "envelope", release.envelope)
+            if publisher_keys:
+                pems = tuple(public_pem(k.key) for k in publisher_keys.values())
+                add("forged-signed", "Forged pair, checked against the publisher's key",
+                    [*pair, envelope], subject=1, pems=pems)
+                add("signed", "Genuine certificate, checked against the publisher's key",
+                    [SampleFile(release.manifest_rel, "manifest", release.manifest_bytes),
+                     envelope, SampleFile(genuine.path, "file", genuine.data)],
+                    subject=2, pems=pems)
+            stranger = Ed25519PrivateKey.generate().public_key()
+            add("wrong-key", f"Genuine certificate, checked against a wrong key "
+                f"({keyid(stranger)[:12]}…)",
+                [SampleFile(release.manifest_rel, "manifest", release.manifest_bytes),
+                 envelope, SampleFile(genuine.path, "file", genuine.data)],
+                subject=2, pems=(public_pem(stranger),))
+        else:
+            add("unsigned-required", "Genuine certificate, signature required (the release "
+                "is unsigned)", [SampleFile(genuine.path, "file", genuine.data)], require=True)
     return tuple(out)

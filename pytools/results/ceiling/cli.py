@@ -1,9 +1,15 @@
-"""``python -m pytools.traces``: the ceiling, policy simulations, sweeps and the Lean instance of a
-trace file."""
+"""``python -m pytools.traces``: the ceiling, policy simulations, exact all-capacity curves,
+sweeps, sharded and sampled analyses, and the Lean instance of a trace file.
+
+Every command prints the input's path and SHA-256 first; a bad input ends in one line naming
+the file (and the line) and a non-zero exit, never a traceback, with nothing half-written.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 
@@ -11,34 +17,84 @@ import click
 
 from pytools.paths import project_root, sha256_file
 
-from .lean_instance import write_lean_instance
+from .output import OutputError
 from .policies import POLICIES, simulate
-from .sweep import write_sweep
-from .trace import TraceError, ceiling_counts, count_distinct, load_trace, percent_str
+from .progress import progress_bar
+from .trace import (
+    TraceError,
+    Window,
+    count_distinct,
+    percent_str,
+    read_stream,
+    require_references,
+)
 
-# ----------------------------------------------------------------------------- CLI
+# ----------------------------------------------------------------------------- helpers
 
 
 def _fail(exc: Exception) -> click.ClickException:
     return click.ClickException(str(exc))
 
 
+@contextlib.contextmanager
+def _errors() -> Iterator[None]:
+    """Bad input and failed outputs become one clear line and exit status 1."""
+    try:
+        yield
+    except (TraceError, OutputError) as exc:
+        raise _fail(exc) from None
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise _fail(RuntimeError(f"{where}{exc.strerror or exc}")) from None
+
+
+def _window(ctx: click.Context, param: click.Parameter, value: str | None) -> Window | None:
+    if value is None:
+        return None
+    try:
+        return Window.parse(value)
+    except TraceError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _header(file: Path, sha256: str, window: Window | None) -> None:
+    click.echo(f"file: {file}")
+    click.echo(f"sha256: {sha256}")
+    if window:
+        click.echo(f"window: {window.label} (1-based, inclusive; sha256 is the whole file's)")
+
+
+window_option = click.option(
+    "--window", "window", metavar="START:END", default=None, callback=_window,
+    help="Only lines START..END of FILE (1-based, inclusive).")
+quiet_option = click.option("--quiet", "-q", is_flag=True,
+                            help="No progress bar (it only shows on a terminal anyway).")
+file_argument = click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+
+
 @click.group()
 def main() -> None:
-    """Demand-fetch hit ceiling of a Mooncake JSONL trace."""
+    """Demand-fetch hit ceiling of a Mooncake JSONL trace (``.jsonl`` or ``.jsonl.gz``)."""
+
+
+# ----------------------------------------------------------------------------- commands
 
 
 @main.command("ceiling")
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
-def ceiling_cmd(file: Path) -> None:
+@file_argument
+@window_option
+@quiet_option
+def ceiling_cmd(file: Path, window: Window | None, quiet: bool) -> None:
     """Counts and the hit-rate ceiling (references - distinct) / references of FILE."""
-    try:
-        c = ceiling_counts(file)
+    from .trace import ceiling_counts
+
+    with _errors(), progress_bar(file, quiet) as progress:
+        c = ceiling_counts(file, window, progress)
+        if c.references == 0:
+            raise TraceError(f"{file}: no block references (every request's hash_ids is "
+                             "empty): the ceiling is undefined")
         ceiling = c.ceiling
-    except TraceError as exc:
-        raise _fail(exc) from None
-    click.echo(f"file: {file}")
-    click.echo(f"sha256: {c.sha256}")
+    _header(file, c.sha256, window)
     click.echo(f"requests: {c.requests}")
     click.echo(f"references: {c.references}")
     click.echo(f"distinct: {c.distinct}")
@@ -47,53 +103,99 @@ def ceiling_cmd(file: Path) -> None:
 
 
 @main.command("simulate")
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@file_argument
 @click.option("--capacity", "-k", type=click.IntRange(min=1), required=True,
               help="Cache capacity in blocks.")
 @click.option("--policy", type=click.Choice([*POLICIES, "all"]), default="all",
               show_default=True)
-def simulate_cmd(file: Path, capacity: int, policy: str) -> None:
-    """Hit counts and rates of a policy (or all) at a capacity on FILE."""
-    try:
-        trace = load_trace(file)
-    except TraceError as exc:
-        raise _fail(exc) from None
-    refs = len(trace.stream)
-    distinct = count_distinct(trace.stream)
+@window_option
+@quiet_option
+def simulate_cmd(file: Path, capacity: int, policy: str, window: Window | None,
+                 quiet: bool) -> None:
+    """Hit counts and rates of a policy (or all) at a capacity on FILE, by direct simulation
+    (``curve`` gives LRU and OPT at every capacity at once)."""
+    with _errors(), progress_bar(file, quiet) as progress:
+        stream = read_stream(file, window, progress)
+        require_references(stream.summary)
+    refs = stream.summary.references
+    distinct = count_distinct(stream.ids)
+    ids = stream.ids.tolist()
+    _header(file, stream.summary.sha256, window)
     click.echo(f"references: {refs}  distinct: {distinct}  capacity: {capacity}")
     top = percent_str(Fraction(refs - distinct, refs))
     click.echo(f"ceiling: {refs - distinct} hits ({top} %)")
     for name in POLICIES if policy == "all" else (policy,):
-        hits = simulate(trace.stream, capacity, name)
+        hits = simulate(ids, capacity, name)
         click.echo(f"{name}: {hits} hits ({percent_str(Fraction(hits, refs))} %)")
 
 
 @main.command("sweep")
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@file_argument
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
               required=True, help="Folder for sweep.csv, sweep.svg, sweep.png.")
-def sweep_cmd(file: Path, out_dir: Path) -> None:
-    """Hit rate against capacity for LRU and Belady, with the ceiling (CSV + SVG + PNG)."""
-    try:
-        paths = write_sweep(file, out_dir)
-    except TraceError as exc:
-        raise _fail(exc) from None
-    for p in paths:
-        click.echo(f"wrote {p}  sha256 {sha256_file(p)}")
+@window_option
+@quiet_option
+def sweep_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> None:
+    """Hit rate against capacity for LRU and OPT, with the ceiling (CSV + SVG + PNG)."""
+    from .curve import compute_curve
+    from .output import check_folder, write_outputs
+    from .sweep import sweep_outputs
+
+    with _errors(), progress_bar(file, quiet) as progress:
+        check_folder(out_dir)
+        summary, curve = compute_curve(file, window, progress)
+        _header(file, summary.sha256, window)
+        written = write_outputs(out_dir, sweep_outputs(summary, curve, str(file)))
+    for w in written:
+        click.echo(f"wrote {w.path}  sha256 {w.sha256}")
+
+
+@main.command("curve")
+@file_argument
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
+              required=True, help="Folder for curve.csv, curve.svg, curve.png.")
+@window_option
+@quiet_option
+def curve_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> None:
+    """Exact LRU and OPT hits at every capacity 1..distinct of FILE, in one pass
+    (``curve.csv``: capacity,lru_hits,opt_hits; and the plot)."""
+    from .curve import compute_curve
+    from .output import check_folder, write_outputs
+    from .sweep import counts_from, curve_outputs
+
+    with _errors(), progress_bar(file, quiet) as progress:
+        check_folder(out_dir)
+        summary, curve = compute_curve(file, window, progress)
+        _header(file, summary.sha256, window)
+        counts = counts_from(summary, curve)
+        written = write_outputs(out_dir, curve_outputs(summary, curve, str(file)))
+    click.echo(f"references: {counts.references}  distinct: {counts.distinct}  "
+               f"ceiling: {counts.max_hits} hits ({counts.percent} %)")
+    for w in written:
+        click.echo(f"wrote {w.path}  sha256 {w.sha256}")
 
 
 @main.command("lean-instance")
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@file_argument
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
               default=None, help="Output (default: Proofs/Ceiling/Mooncake.lean).")
 def lean_instance_cmd(file: Path, out: Path | None) -> None:
     """Generate the Lean instance (counts, ceiling fraction, kernel-checked excerpt)."""
+    from .lean_instance import write_lean_instance
+
     target = out or project_root() / "Proofs" / "Ceiling" / "Mooncake.lean"
-    try:
+    with _errors():
         write_lean_instance(file, target)
-    except TraceError as exc:
-        raise _fail(exc) from None
     click.echo(f"wrote {target}  sha256 {sha256_file(target)}")
+
+
+def _register_scale() -> None:
+    from .scale_cli import register
+
+    register(main)
+
+
+_register_scale()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,16 +1,29 @@
 /* In-browser certificate verifier: the same checks, in the same order and with the same
- * reason codes, as pytools/verify.py (verify_bytes). Pure logic, no DOM, no network; it
- * also runs under Node for the tests. Numbers: integers are kept as BigInt and floats
- * are printed the way Python's repr() prints them, so canonical bytes match Python's. */
+ * reasons, as pytools/publish/verify.py (verify_bytes), anchor.py (pin, signature),
+ * attest.py (DSSE + in-toto, Ed25519 through WebCrypto), manifest.py, validation.py and
+ * policy.py. Pure logic, no DOM, no network; it also runs under Node for the tests.
+ * Numbers: integers are kept as BigInt and floats are printed the way Python's repr()
+ * prints them, so canonical bytes match Python's. */
 "use strict";
 var PCV = (function () {
   var MAX_BYTES = 4 * 1024 * 1024;
   var MAX_DEPTH = 500; /* pytools.publish.verify.MAX_DEPTH: deepest nesting of arrays and objects */
-  var SUPPORTED = ["1"];
+  var SUPPORTED = ["2"];
   var MAX_SCHEMA_REASONS = 5;
-  var RED = ["too-large", "unknown-hash", "malformed-json", "not-an-object",
-    "unsupported-schema-version", "schema-violation", "body-hash-mismatch",
-    "unknown-theorem", "statement-hash-mismatch"];
+  var ANCHOR_RED = ["manifest-not-pinned", "signature-missing", "signature-invalid",
+    "signature-untrusted", "signature-bad", "manifest-not-signed", "signature-unverified"];
+  var ANCHOR_OK = ["manifest-pinned", "manifest-signed"];
+  var ANCHOR_NOTES = ["signature-unchecked", "integrity-only"];
+  var RED = ANCHOR_RED.concat(["too-large", "unknown-hash", "malformed-json", "not-an-object",
+    "not-a-certificate", "unsupported-schema-version", "schema-violation", "body-hash-mismatch",
+    "unknown-theorem", "theorem-wrong-result", "statement-hash-mismatch",
+    "statement-text-mismatch", "policy-violation"]);
+  var OK = ANCHOR_OK.concat(["theorems-ok", "policy-ok"]);
+  /* pytools.publish.policy */
+  var ALLOWED_AXIOMS = ["Classical.choice", "Quot.sound", "propext"];
+  var REQUIRED_CHECKS = ["olean-audit", "reviewed-statements"];
+  /* pytools.publish.attest */
+  var PAYLOAD_TYPE = "application/vnd.in-toto+json";
 
   /* ---- strict JSON parser (mirrors Python json.loads + parse_json checks) ---- */
   function JsonError(msg) { this.message = msg; }
@@ -241,11 +254,35 @@ var PCV = (function () {
   }
   async function sha256(bytes) { return hex(await subtle().digest("SHA-256", bytes)); }
 
-  /* ---- minimal JSON Schema (Draft 2020-12 subset used by pytools/publish/schemas) ---- */
-  var KEYWORDS = ["$schema", "$id", "$defs", "title", "description", "type", "required",
-    "properties", "items", "const", "pattern", "minLength", "minItems", "uniqueItems",
-    "minimum", "$ref", "additionalProperties"];
+  /* ---- JSON Schema subset (mirrors pytools.publish.validation: same keywords, same words) ---- */
+  var KEYWORDS = ["$schema", "$id", "$defs", "$ref", "$comment", "title", "description", "examples",
+    "type", "required", "properties", "additionalProperties", "items", "const", "enum",
+    "pattern", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "minimum",
+    "maximum"];
 
+  function pyDumps(v) { /* json.dumps(v, ensure_ascii=False, sort_keys=True) of a plain value */
+    if (v === null) return "null";
+    if (v === true) return "true";
+    if (v === false) return "false";
+    if (typeof v === "number") return Number.isInteger(v) ? String(v) : pyFloat(v);
+    if (typeof v === "string") return pyString(v);
+    if (Array.isArray(v)) return "[" + v.map(pyDumps).join(", ") + "]";
+    return "{" + Object.keys(v).sort(cmpCodePoints).map(function (k) {
+      return pyString(k) + ": " + pyDumps(v[k]);
+    }).join(", ") + "}";
+  }
+  function pointerToken(k) { return String(k).replace(/~/g, "~0").replace(/\//g, "~1"); }
+  function pointer(path) { return path.map(function (p) { return "/" + pointerToken(p); }).join(""); }
+  function where(ptr) { return ptr || "(document)"; }
+  function jsonType(v) {
+    if (v === null) return "null";
+    if (typeof v === "boolean") return "boolean";
+    if (typeof v === "bigint") return "integer";
+    if (typeof v === "number") return "number";
+    if (typeof v === "string") return "string";
+    if (Array.isArray(v)) return "array";
+    return "object";
+  }
   function typeOk(v, t) {
     switch (t) {
       case "null": return v === null;
@@ -258,22 +295,28 @@ var PCV = (function () {
     }
     return false;
   }
-  function pathText(path) {
-    return "$" + path.map(function (p) { return typeof p === "number" ? "[" + p + "]" : "." + p; }).join("");
-  }
   function same(a, b) { return canonicalText(a) === canonicalText(b); }
   function toValue(schemaJs) { return parse(JSON.stringify(schemaJs)); }
+  function uniqSorted(lines) {
+    return lines.filter(function (l, k) { return lines.indexOf(l) === k; }).sort(cmpCodePoints);
+  }
 
-  function validate(root, v) {
-    var errors = [];
+  /* Every violation of schemas[name] by v, as sorted "<pointer>: <problem>" lines. */
+  function schemaErrors(schemas, name, v, prefix) {
+    var root = schemas[name];
+    if (!root) throw new Error("no schema named " + name);
+    var lines = [];
+    prefix = prefix || "";
     function resolve(ref) {
       var node = root;
       ref.replace(/^#\//, "").split("/").forEach(function (p) { node = node[p]; });
       return node;
     }
+    function num(x) { return typeof x === "bigint" ? Number(x) : x; }
     function walk(s, x, path) {
       if (s === true) return;
-      if (s === false) { errors.push(pathText(path) + ": false schema"); return; }
+      var at = prefix + pointer(path);
+      if (s === false) { lines.push(where(at) + ": fails false"); return; }
       Object.keys(s).forEach(function (kw) {
         if (KEYWORDS.indexOf(kw) < 0) throw new Error("schema keyword not supported here: " + kw);
       });
@@ -281,167 +324,536 @@ var PCV = (function () {
       if (s.type !== undefined) {
         var types = Array.isArray(s.type) ? s.type : [s.type];
         if (!types.some(function (t) { return typeOk(x, t); })) {
-          errors.push(pathText(path) + ": not of type " + types.join(", "));
+          lines.push(where(at) + ": expected " + types.join(" or ") + ", found " + jsonType(x));
         }
       }
       if (s.const !== undefined && !same(x, toValue(s.const))) {
-        errors.push(pathText(path) + ": was expected to be " + JSON.stringify(s.const));
+        lines.push(where(at) + ": must be " + pyDumps(s.const));
+      }
+      if (s.enum !== undefined && !s.enum.some(function (e) { return same(x, toValue(e)); })) {
+        lines.push(where(at) + ": must be one of " + pyDumps(s.enum));
       }
       if (x instanceof Map) {
         (s.required || []).forEach(function (k) {
-          if (!x.has(k)) errors.push(pathText(path) + ": '" + k + "' is a required property");
+          if (!x.has(k)) lines.push(at + "/" + pointerToken(k) + ": required property is missing");
         });
-        Object.keys(s.properties || {}).forEach(function (k) {
-          if (x.has(k)) walk(s.properties[k], x.get(k), path.concat([k]));
+        var props = s.properties || {};
+        x.forEach(function (val, k) {
+          if (Object.prototype.hasOwnProperty.call(props, k)) walk(props[k], val, path.concat([k]));
+          else if (s.additionalProperties === false) {
+            lines.push(at + "/" + pointerToken(k) + ": property not allowed here");
+          } else if (s.additionalProperties !== undefined && s.additionalProperties !== true) {
+            walk(s.additionalProperties, val, path.concat([k]));
+          }
         });
       }
       if (Array.isArray(x)) {
-        if (s.minItems !== undefined && x.length < s.minItems) {
-          errors.push(pathText(path) + ": should be non-empty / too short");
-        }
+        if (s.minItems !== undefined && x.length < s.minItems) lines.push(where(at) + ": fewer than " + s.minItems + " item(s)");
+        if (s.maxItems !== undefined && x.length > s.maxItems) lines.push(where(at) + ": more than " + s.maxItems + " item(s)");
         if (s.uniqueItems) {
           var seen = x.map(canonicalText);
-          if (seen.some(function (t, k) { return seen.indexOf(t) !== k; })) {
-            errors.push(pathText(path) + ": has non-unique elements");
-          }
+          if (seen.some(function (t, k) { return seen.indexOf(t) !== k; })) lines.push(where(at) + ": items are not unique");
         }
-        if (s.items !== undefined) {
-          x.forEach(function (item, k) { walk(s.items, item, path.concat([k])); });
-        }
+        if (s.items !== undefined) x.forEach(function (item, k) { walk(s.items, item, path.concat([k])); });
       }
       if (typeof x === "string") {
-        if (s.minLength !== undefined && Array.from(x).length < s.minLength) {
-          errors.push(pathText(path) + ": is too short");
-        }
+        var n = Array.from(x).length;
+        if (s.minLength !== undefined && n < s.minLength) lines.push(where(at) + ": shorter than " + s.minLength + " character(s)");
+        if (s.maxLength !== undefined && n > s.maxLength) lines.push(where(at) + ": longer than " + s.maxLength + " character(s)");
         if (s.pattern !== undefined && !new RegExp(s.pattern, "u").test(x)) {
-          errors.push(pathText(path) + ": does not match " + JSON.stringify(s.pattern));
+          lines.push(where(at) + ": does not match the pattern " + pyDumps(s.pattern));
         }
       }
-      if (s.minimum !== undefined && (typeof x === "number" || typeof x === "bigint")) {
-        if (Number(x) < s.minimum) errors.push(pathText(path) + ": is less than the minimum");
+      if ((typeof x === "number" || typeof x === "bigint")) {
+        if (s.minimum !== undefined && num(x) < s.minimum) lines.push(where(at) + ": less than the minimum " + s.minimum);
+        if (s.maximum !== undefined && num(x) > s.maximum) lines.push(where(at) + ": more than the maximum " + s.maximum);
       }
     }
     walk(root, v, []);
+    return uniqSorted(lines);
+  }
+  function figureResults(schemas) {
+    return Object.keys(schemas).filter(function (n) { return n.indexOf("figures/") === 0; })
+      .map(function (n) { return n.slice(8); }).sort(cmpCodePoints);
+  }
+  function certificateErrors(schemas, cert) {
+    var errors = schemaErrors(schemas, "certificate", cert);
+    if (!(cert instanceof Map) || typeof cert.get("result") !== "string") return errors;
+    var result = cert.get("result");
+    var fname = "figures/" + result;
+    if (!Object.prototype.hasOwnProperty.call(schemas, fname)) {
+      errors.push("/result: no figures schema for result " + pyString(result) + " (known: " +
+        (figureResults(schemas).join(", ") || "none") + ")");
+    } else if (cert.has("figures")) {
+      errors = errors.concat(schemaErrors(schemas, fname, cert.get("figures"), "/figures"));
+    }
+    return uniqSorted(errors);
+  }
+  function schemaReasons(errors) {
+    var out = errors.slice(0, MAX_SCHEMA_REASONS).map(function (e) { return "schema-violation: " + e; });
+    if (errors.length > MAX_SCHEMA_REASONS) out.push("schema-violation: and " + (errors.length - MAX_SCHEMA_REASONS) + " more");
+    return out;
+  }
+
+  /* ---- the manifest (mirrors pytools.publish.manifest) ---- */
+  function uniquenessErrors(obj) {
+    var errors = [];
+    if (!(obj instanceof Map)) return errors;
+    [["files", ["path"]], ["theorems", ["name", "result"]]].forEach(function (spec) {
+      var items = obj.get(spec[0]);
+      if (!Array.isArray(items)) return;
+      var seen = new Map();
+      items.forEach(function (item, index) {
+        if (!(item instanceof Map) || !spec[1].every(function (f) { return typeof item.get(f) === "string"; })) return;
+        var ident = JSON.stringify(spec[1].map(function (f) { return item.get(f); }));
+        if (seen.has(ident)) {
+          var what = spec[0] === "files" ? "path" : "theorem for this result";
+          errors.push("/" + spec[0] + "/" + index + ": duplicate " + what + " (first at /" + spec[0] + "/" + seen.get(ident) + ")");
+        } else seen.set(ident, index);
+      });
+    });
     return errors;
+  }
+  function manifestProblems(obj, schemas) {
+    if (!(obj instanceof Map)) return ["(document): not a JSON object"];
+    var version = obj.has("schema_version") ? obj.get("schema_version") : null;
+    if (SUPPORTED.indexOf(version) < 0) {
+      return ["/schema_version: unsupported " + (version === null ? "null" : dump(version, "").replace(/\n\s*/g, "")) +
+        " (supported: " + SUPPORTED.join(", ") + ")"];
+    }
+    return uniqSorted(schemaErrors(schemas, "manifest", obj).concat(uniquenessErrors(obj)));
+  }
+  function ManifestError(msg) { this.message = msg; }
+
+  /* A manifest from its bytes; throws ManifestError naming `name` and the problem. */
+  async function loadManifest(bytes, schemas, name) {
+    if (bytes.length > MAX_BYTES) throw new ManifestError("manifest " + name + ": too large (" + bytes.length + " bytes, limit " + MAX_BYTES + ")");
+    var obj;
+    try { obj = parse(decodeUtf8(bytes)); } catch (e) {
+      if (!(e instanceof JsonError) && !(e instanceof RangeError)) throw e;
+      throw new ManifestError("manifest " + name + ": malformed JSON: " + (e.message || "too deeply nested"));
+    }
+    var problems = manifestProblems(obj, schemas);
+    if (problems.length) {
+      throw new ManifestError("manifest " + name + ": schema violation: " + problems[0] +
+        (problems.length > 1 ? " (and " + (problems.length - 1) + " more)" : ""));
+    }
+    var files = {}, listed = {}, theorems = {};
+    obj.get("files").forEach(function (e) {
+      var sha = e.get("sha256");
+      (files[sha] = files[sha] || []).push(e.get("path"));
+      listed[e.get("path")] = sha;
+    });
+    obj.get("theorems").forEach(function (e) {
+      var n = e.get("name");
+      (theorems[n] = theorems[n] || []).push({ result: e.get("result"), term: e.get("statement_sha256"),
+        text: e.get("statement_text_sha256") });
+    });
+    return { path: name, sha256: await sha256(bytes), size: bytes.length, files: files,
+      listed: listed, theorems: theorems, data: obj };
+  }
+  function has(o, k) { return Object.prototype.hasOwnProperty.call(o, k); }
+  function decodeUtf8(bytes) {
+    try { return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes); }
+    catch (e) { throw new JsonError("not UTF-8"); }
+  }
+
+  /* ---- the policy (mirrors pytools.publish.policy.policy_problems) ---- */
+  function policyProblems(cert) {
+    var problems = [];
+    var audit = cert.get("audit");
+    if (!(audit instanceof Map)) return ["/audit: no audit block"];
+    var findings = audit.get("findings");
+    if (typeof findings !== "bigint" || findings > 0n) {
+      problems.push("/audit/findings: the certificate records findings, the policy allows 0");
+    }
+    var allowed = audit.get("allowed_axioms");
+    var want = ALLOWED_AXIOMS.slice().sort(cmpCodePoints).join("\u0000");
+    if (!Array.isArray(allowed) || allowed.map(function (a) { return typeof a === "string" ? a : dump(a, ""); })
+      .sort(cmpCodePoints).join("\u0000") !== want) {
+      problems.push("/audit/allowed_axioms: differs from the policy's " + ALLOWED_AXIOMS.join(", "));
+    }
+    var theorems = cert.get("theorems");
+    (Array.isArray(theorems) ? theorems : []).forEach(function (t, index) {
+      var axioms = t instanceof Map ? t.get("axioms") : null;
+      if (!Array.isArray(axioms)) return;
+      var extra = axioms.filter(function (a) { return typeof a === "string" && ALLOWED_AXIOMS.indexOf(a) < 0; })
+        .sort(cmpCodePoints);
+      if (extra.length) {
+        problems.push("/theorems/" + index + "/axioms: " + pyStr(t.get("name")) + " depends on " +
+          extra.join(", ") + ", outside the allowed axioms");
+      }
+    });
+    var checks = audit.get("checks");
+    var status = {};
+    (Array.isArray(checks) ? checks : []).forEach(function (c) {
+      if (c instanceof Map && typeof c.get("name") === "string") status[c.get("name")] = c.get("status");
+    });
+    REQUIRED_CHECKS.forEach(function (n) {
+      if (status[n] !== "passed") {
+        problems.push("/audit/checks: required check " + n + " " + (has(status, n) ? "did not pass" : "is not recorded"));
+      }
+    });
+    return problems;
+  }
+  function pyStr(v) { return typeof v === "string" ? v : v === undefined || v === null ? "None" : dump(v, ""); }
+
+  /* ---- DSSE envelope, in-toto statement, Ed25519 (mirrors pytools.publish.attest) ---- */
+  /* Strict base64, standard or URL-safe (DSSE: verifiers MUST accept either), padding optional. */
+  function b64decode(text) {
+    if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(text)) throw new JsonError("invalid base64");
+    var std = text.replace(/-/g, "+").replace(/_/g, "/");
+    std = std.replace(/=+$/, "");
+    if (std.length % 4 === 1) throw new JsonError("invalid base64 length");
+    while (std.length % 4) std += "=";
+    var bin = atob(std);
+    var out = new Uint8Array(bin.length);
+    for (var k = 0; k < bin.length; k++) out[k] = bin.charCodeAt(k);
+    return out;
+  }
+  function concatBytes(parts) {
+    var n = parts.reduce(function (a, p) { return a + p.length; }, 0);
+    var out = new Uint8Array(n), at = 0;
+    parts.forEach(function (p) { out.set(p, at); at += p.length; });
+    return out;
+  }
+  function pae(type, payload) {
+    var enc = new TextEncoder();
+    var t = enc.encode(type);
+    return concatBytes([enc.encode("DSSEv1 " + t.length + " "), t, enc.encode(" " + payload.length + " "), payload]);
+  }
+  function readEnvelope(bytes, schemas) {
+    var text = decodeUtf8(bytes);
+    var lines = text.split("\n").filter(function (l) { return l.trim() !== ""; });
+    if (lines.length !== 1) throw new JsonError("expected one envelope (one JSON line), found " + lines.length);
+    var env = parse(lines[0]);
+    var errors = schemaErrors(schemas, "envelope", env);
+    if (errors.length) throw new JsonError("not a DSSE envelope: " + errors[0]);
+    return env;
+  }
+
+  var ED25519_SUPPORT = null;
+  /* Whether this browser's WebCrypto verifies Ed25519 (RFC 8032 test key 1 as the probe). */
+  async function ed25519Supported() {
+    if (ED25519_SUPPORT !== null) return ED25519_SUPPORT;
+    try {
+      var probe = new Uint8Array("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
+        .match(/../g).map(function (h) { return parseInt(h, 16); }));
+      await subtle().importKey("raw", probe, { name: "Ed25519" }, false, ["verify"]);
+      ED25519_SUPPORT = true;
+    } catch (e) { ED25519_SUPPORT = false; }
+    return ED25519_SUPPORT;
+  }
+  function KeyFileError(msg) { this.message = msg; }
+  /* Trusted keys from PEM text (one or more PUBLIC KEY blocks): [{keyid, key, source}]. */
+  async function parsePublicKeys(text, source) {
+    var re = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)-----END \1-----/g;
+    var blocks = [], m;
+    while ((m = re.exec(text)) !== null) blocks.push(m);
+    if (!blocks.length) throw new KeyFileError(source + ": no PEM public key (-----BEGIN PUBLIC KEY-----)");
+    if (!(await ed25519Supported())) throw new KeyFileError("this browser's WebCrypto has no Ed25519");
+    var keys = [];
+    for (var k = 0; k < blocks.length; k++) {
+      var label = blocks[k][1];
+      if (label !== "PUBLIC KEY") {
+        throw new KeyFileError(source + ": PEM block " + (k + 1) + " is a " + label + ", not a PUBLIC KEY" +
+          (label.indexOf("PRIVATE") >= 0 ? " (never hand a private key to verify)" : ""));
+      }
+      var der;
+      try { der = b64decode(blocks[k][2].replace(/\s+/g, "")); } catch (e) {
+        throw new KeyFileError(source + ": PEM block " + (k + 1) + ": unreadable (bad base64)");
+      }
+      var key;
+      try { key = await subtle().importKey("spki", der, { name: "Ed25519" }, true, ["verify"]); } catch (e) {
+        throw new KeyFileError(source + ": PEM block " + (k + 1) + ": not an Ed25519 key");
+      }
+      var raw = new Uint8Array(await subtle().exportKey("raw", key));
+      keys.push({ keyid: await sha256(raw), key: key, source: source });
+    }
+    return keys;
+  }
+  async function checkEnvelope(bytes, trusted, schemas) {
+    var env, payload, sigs;
+    try {
+      env = readEnvelope(bytes, schemas);
+      payload = b64decode(env.get("payload"));
+      sigs = env.get("signatures").map(function (s) {
+        return [s.has("keyid") ? s.get("keyid") : "", b64decode(s.get("sig"))];
+      });
+    } catch (e) {
+      if (!(e instanceof JsonError) && !(e instanceof RangeError)) throw e;
+      return { statement: null, signer: null, problem: "signature-invalid: " + (e.message || "too deeply nested") };
+    }
+    var claimed = sigs.map(function (s) { return s[0]; });
+    var message = pae(env.get("payloadType"), payload);
+    var signer = null, triedMatching = false;
+    for (var i = 0; i < sigs.length && !signer; i++) {
+      var kid = sigs[i][0];
+      var order = trusted.slice().sort(function (a, b) {
+        return ((a.keyid !== kid) - (b.keyid !== kid)) || cmpCodePoints(a.keyid, b.keyid);
+      });
+      triedMatching = triedMatching || trusted.some(function (t) { return t.keyid === kid; });
+      for (var j = 0; j < order.length; j++) {
+        var ok = false;
+        try { ok = await subtle().verify({ name: "Ed25519" }, order[j].key, sigs[i][1], message); } catch (e) { ok = false; }
+        if (ok) { signer = order[j].keyid; break; }
+      }
+    }
+    if (!signer) {
+      var named = claimed.map(function (k) { return k ? k.slice(0, 16) + "…" : "(no key id)"; }).join(", ");
+      if (triedMatching) {
+        return { statement: null, signer: null, problem: "signature-bad: the signature by " + named +
+          " does not verify: envelope or payload altered" };
+      }
+      return { statement: null, signer: null, problem: "signature-untrusted: signed by key " + named +
+        ", which is not a trusted key" };
+    }
+    var obj;
+    try { obj = parse(decodeUtf8(payload)); } catch (e) {
+      if (!(e instanceof JsonError) && !(e instanceof RangeError)) throw e;
+      return { statement: null, signer: signer, problem: "signature-invalid: payload: " + (e.message || "too deeply nested") };
+    }
+    var errors = schemaErrors(schemas, "statement", obj);
+    if (errors.length) return { statement: null, signer: signer, problem: "signature-invalid: statement: " + errors[0] };
+    return { statement: obj, signer: signer, problem: null };
+  }
+  function covers(statement, manifestSha, listed) {
+    var signed = statement.get("predicate").get("manifest");
+    if (signed.get("sha256") !== manifestSha) {
+      return "manifest-not-signed: the signed statement covers manifest " + signed.get("sha256") +
+        ", not this one (" + manifestSha + ")";
+    }
+    var subjects = {};
+    statement.get("subject").forEach(function (s) { subjects[s.get("name")] = s.get("digest").get("sha256"); });
+    var expected = Object.assign({}, listed);
+    expected[signed.get("path")] = manifestSha;
+    var a = Object.keys(subjects).map(function (k) { return [k, subjects[k]]; });
+    var b = Object.keys(expected).map(function (k) { return [k, expected[k]]; });
+    function key(p) { return p[0] + "\u0000" + p[1]; }
+    var ak = a.map(key), bk = b.map(key);
+    var differ = a.filter(function (p) { return bk.indexOf(key(p)) < 0; })
+      .concat(b.filter(function (p) { return ak.indexOf(key(p)) < 0; }));
+    if (!differ.length) return null;
+    differ.sort(function (x, y) { return cmpCodePoints(x[0], y[0]) || cmpCodePoints(x[1], y[1]); });
+    return "manifest-not-signed: the statement's subjects differ from the manifest's files (" + differ[0][0] + ")";
+  }
+
+  /* ---- the anchor (mirrors pytools.publish.anchor.check_anchor) ----
+   * options: {pin: hex|null, keys: [trusted keys], requireSignature: bool} */
+  async function checkAnchor(manifest, options, envelope, envelopeName, schemas) {
+    var reasons = [], signer = null;
+    var keys = options.keys || [];
+    if (options.pin) {
+      if (manifest.sha256 === options.pin) reasons.push("manifest-pinned: the manifest's SHA-256 is the pinned " + options.pin);
+      else reasons.push("manifest-not-pinned: the manifest's SHA-256 is " + manifest.sha256 + ", the pin says " + options.pin);
+    }
+    if (keys.length) {
+      if (!envelope) {
+        reasons.push("signature-missing: no signature envelope (" + envelopeName + "), but a trusted key was given");
+      } else {
+        var checked = await checkEnvelope(envelope, keys, schemas);
+        if (checked.problem) reasons.push(checked.problem);
+        else {
+          var problem = covers(checked.statement, manifest.sha256, manifest.listed);
+          if (problem) reasons.push(problem);
+          else {
+            signer = checked.signer;
+            var src = keys.filter(function (k) { return k.keyid === signer; })[0];
+            reasons.push("manifest-signed: a statement covering this manifest and its files is signed by trusted key " +
+              signer + " (" + (src ? src.source : "?") + ")");
+          }
+        }
+      }
+    } else if (options.requireSignature) {
+      reasons.push(!envelope ? "signature-missing: a signature is required but there is no envelope (" + envelopeName + ")"
+        : "signature-unverified: a signature is required but no trusted key was given (--key or --trusted-keys)");
+    } else if (!options.pin) {
+      reasons.push(envelope ? "signature-unchecked: " + envelopeName + " is there but no trusted key was given: integrity only, not authenticity"
+        : "integrity-only: the manifest is neither pinned (--manifest-sha256) nor signed: integrity only, not authenticity");
+    }
+    return { reasons: reasons, signer: signer, red: isRed(reasons), envelope: envelopeName,
+      envelopeSha256: envelope ? await sha256(envelope) : null };
+  }
+  function anchorSummary(anchor) {
+    if (anchor.red) return "anchor failed";
+    var codes = anchor.reasons.map(function (r) { return r.split(":")[0]; });
+    var held = [];
+    if (codes.indexOf("manifest-pinned") >= 0) held.push("pinned");
+    if (codes.indexOf("manifest-signed") >= 0) held.push("signed by " + anchor.signer);
+    return held.length ? held.join(" and ") : "integrity only, not authenticity";
   }
 
   /* ---- the verdict (mirrors pytools.publish.verify.verify_bytes) ---- */
-  function isRed(reasons) {
-    return reasons.some(function (r) { return RED.indexOf(r.split(":")[0]) >= 0; });
-  }
+  function codeOf(r) { return r.split(":")[0]; }
+  function isRed(reasons) { return reasons.some(function (r) { return RED.indexOf(codeOf(r)) >= 0; }); }
   function kindOf(obj) {
     if (obj.has("files") && !obj.has("result")) return "manifest";
     if (obj.has("result") || obj.has("body_sha256")) return "certificate";
-    return "published-file";
+    return "other";
   }
-  function theoremReasons(obj, manifest) {
-    var named = [];
+  async function claims(obj, kind) {
+    var out = [];
     var items = obj.get("theorems");
-    if (Array.isArray(items)) {
-      items.forEach(function (it) {
-        if (typeof it === "string") named.push([it, null]);
-        else if (it instanceof Map && typeof it.get("name") === "string") {
-          var st = it.get("statement_sha256");
-          named.push([it.get("name"), typeof st === "string" ? st : null]);
+    var list = Array.isArray(items) ? items : [];
+    for (var k = 0; k < list.length; k++) {
+      var it = list[k];
+      if (typeof it === "string") out.push([it, null, null]);
+      else if (it instanceof Map && typeof it.get("name") === "string") {
+        var term = it.get("statement_sha256");
+        var text = null;
+        if (kind === "certificate") {
+          var st = it.get("statement");
+          text = typeof st === "string" ? await sha256(new TextEncoder().encode(st)) : null;
+        } else {
+          text = it.get("statement_text_sha256");
         }
-      });
+        out.push([it.get("name"), typeof term === "string" ? term : null, typeof text === "string" ? text : null]);
+      }
     }
-    var unknown = [], mismatched = [];
-    named.forEach(function (pair) {
-      var published = Object.prototype.hasOwnProperty.call(manifest.theorems, pair[0])
-        ? manifest.theorems[pair[0]] : null;
-      if (published === null) {
-        unknown.push("unknown-theorem: " + pair[0] + " is not a published, audited theorem");
-      } else if (pair[1] !== null && published.indexOf(pair[1]) < 0) {
-        mismatched.push("statement-hash-mismatch: " + pair[0] + ": file says " + pair[1] +
-          ", manifest says " + published.join(" or "));
+    return out;
+  }
+  function sortedUnique(xs) { return uniqSorted(xs); }
+  async function theoremReasons(obj, kind, manifest) {
+    var result = kind === "certificate" ? obj.get("result") : null;
+    var reasons = [];
+    var named = await claims(obj, kind);
+    named.forEach(function (c) {
+      var published = has(manifest.theorems, c[0]) ? manifest.theorems[c[0]] : null;
+      if (!published) { reasons.push("unknown-theorem: " + c[0] + " is not a published, audited theorem"); return; }
+      var entries = published;
+      if (typeof result === "string") {
+        entries = published.filter(function (p) { return p.result === result; });
+        if (!entries.length) {
+          reasons.push("theorem-wrong-result: " + c[0] + " is published for " +
+            sortedUnique(published.map(function (p) { return p.result; })).join(", ") + ", not for " + result);
+          return;
+        }
+      }
+      if (c[1] !== null && entries.every(function (p) { return p.term !== c[1]; })) {
+        reasons.push("statement-hash-mismatch: " + c[0] + ": file says " + c[1] + ", manifest says " +
+          sortedUnique(entries.map(function (p) { return p.term; })).join(" or "));
+      } else if (c[2] !== null && entries.every(function (p) { return p.text !== c[2]; })) {
+        reasons.push("statement-text-mismatch: " + c[0] + ": the statement shown hashes to " + c[2] +
+          ", manifest says " + sortedUnique(entries.map(function (p) { return p.text; })).join(" or "));
       }
     });
-    var reasons = unknown.concat(mismatched);
     if (named.length && !reasons.length) {
-      reasons.push("theorems-ok: " + named.length + " theorem(s) published with the same statement");
+      reasons.push("theorems-ok: " + named.length + " theorem(s) published" +
+        (typeof result === "string" ? " for " + result : "") + " with the same statement (term and text)");
     }
     return reasons;
   }
-  function verdict(green, reasons, name, sha, kind, result) {
-    return { green: green, reasons: reasons, path: name, sha256: sha, kind: kind, result: result || null,
-      codes: reasons.map(function (r) { return r.split(":")[0]; }) };
+  function verdict(reasons, name, sha, kind, result) {
+    var red = isRed(reasons);
+    if (red) reasons = reasons.filter(function (r) { return OK.indexOf(codeOf(r)) < 0; });
+    return { green: !red, reasons: reasons, path: name, sha256: sha, kind: kind, result: result || null,
+      codes: reasons.map(codeOf) };
+  }
+  function typeName(obj) {
+    return Array.isArray(obj) ? "list" : typeof obj === "string" ? "str" : typeof obj === "bigint" ? "int"
+      : typeof obj === "number" ? "float" : typeof obj === "boolean" ? "bool" : "NoneType";
   }
 
-  /* bytes: Uint8Array; manifest: {sha256, files: {sha: [paths]}, theorems: {name: [hashes]}};
-   * schemas: {certificate: {...}, manifest: {...}} */
-  async function verifyBytes(bytes, manifest, schemas, name) {
+  /* bytes: Uint8Array; manifest: from loadManifest; anchor: from checkAnchor (or null). */
+  async function verifyBytes(bytes, manifest, schemas, name, anchor) {
     name = name || "<bytes>";
+    var reasons = anchor ? anchor.reasons.slice() : [];
     if (bytes.length > MAX_BYTES) {
-      return verdict(false, ["too-large: " + bytes.length + " bytes (limit " + MAX_BYTES + ")"], name, "", "unknown");
+      reasons.push("too-large: " + bytes.length + " bytes (limit " + MAX_BYTES + ")");
+      return verdict(reasons, name, "", "unknown");
     }
     var sha = await sha256(bytes);
     if (sha === manifest.sha256) {
-      return verdict(true, ["is-manifest: identical to the manifest used for verification (embedded manifest)"],
-        name, sha, "manifest");
+      reasons.push("is-manifest: identical to the manifest used for verification (" + manifest.path + ")");
+      return verdict(reasons, name, sha, "manifest");
     }
-    var reasons = [];
-    var listed = Object.prototype.hasOwnProperty.call(manifest.files, sha) ? manifest.files[sha] : null;
+    if (anchor && anchor.envelopeSha256 === sha) {
+      reasons.push("is-signature: the signature envelope of this manifest (" + anchor.envelope +
+        "); not listed, since it signs the manifest");
+      return verdict(reasons, name, sha, "signature");
+    }
+    var listed = has(manifest.files, sha) ? manifest.files[sha] : null;
     if (listed) reasons.push("listed: SHA-256 " + sha + " is published as " + listed.join(", "));
     else reasons.push("unknown-hash: SHA-256 " + sha + " is not in the manifest (tampered or not ours)");
     var obj;
-    try {
-      var text;
-      try {
-        text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-      } catch (e) {
-        throw new JsonError("not UTF-8");
-      }
-      obj = parse(text);
-    } catch (e) {
+    try { obj = parse(decodeUtf8(bytes)); } catch (e) {
       if (!(e instanceof JsonError) && !(e instanceof RangeError)) throw e;
       if (listed) {
         reasons.push("not-json: a published file that is not JSON; it names no theorems");
-        return verdict(true, reasons, name, sha, "published-file");
+        return verdict(reasons, name, sha, "published-file");
       }
       reasons.push("malformed-json: " + (e.message || "too deeply nested"));
-      return verdict(false, reasons, name, sha, "unknown");
+      return verdict(reasons, name, sha, "unknown");
+    }
+    if (!listed) {
+      var canon = new TextEncoder().encode(canonicalText(obj));
+      var differs = canon.length !== bytes.length || canon.some(function (b, k) { return b !== bytes[k]; });
+      if (differs) {
+        var hint = "not-canonical: valid JSON, but not in canonical form (sorted keys, two-space indent, UTF-8, " +
+          "one final newline), so its SHA-256 differs from the published file's";
+        var csha = await sha256(canon);
+        if (has(manifest.files, csha)) hint += "; in canonical form it is published as " + manifest.files[csha].join(", ");
+        reasons.push(hint);
+      }
     }
     if (!(obj instanceof Map)) {
-      if (!listed) {
-        var t = Array.isArray(obj) ? "list" : typeof obj === "string" ? "str" : typeof obj === "bigint" ? "int"
-          : typeof obj === "number" ? "float" : typeof obj === "boolean" ? "bool" : "NoneType";
-        reasons.push("not-an-object: top level is a JSON " + t);
-      }
-      return verdict(!isRed(reasons), reasons, name, sha, listed ? "published-file" : "unknown");
+      if (!listed) reasons.push("not-an-object: top level is a JSON " + typeName(obj));
+      return verdict(reasons, name, sha, listed ? "published-file" : "unknown");
     }
     var kind = kindOf(obj);
     var result = typeof obj.get("result") === "string" ? obj.get("result") : null;
-    if (kind === "certificate" || kind === "manifest") {
-      var version = obj.has("schema_version") ? obj.get("schema_version") : null;
-      if (SUPPORTED.indexOf(version) < 0) {
-        reasons.push("unsupported-schema-version: " + (version === null ? "null" : dump(version, "")) +
-          " (this verifier knows " + SUPPORTED.join(", ") + ")");
-      } else {
-        var errors = validate(schemas[kind], obj);
-        errors.slice(0, MAX_SCHEMA_REASONS).forEach(function (e) { reasons.push("schema-violation: " + e); });
-        if (errors.length > MAX_SCHEMA_REASONS) {
-          reasons.push("schema-violation: and " + (errors.length - MAX_SCHEMA_REASONS) + " more");
-        }
+    if (kind === "other") {
+      if (!listed) {
+        reasons.push("not-a-certificate: a JSON object that is neither a certificate (no result) nor a manifest (no files)");
+        return verdict(reasons, name, sha, "unknown");
       }
-      if (kind === "certificate") {
-        var stated = obj.has("body_sha256") ? obj.get("body_sha256") : null;
-        var body = new Map(obj);
-        body.delete("body_sha256");
-        var actual = await sha256(new TextEncoder().encode(canonicalText(body)));
-        if (stated !== actual) {
-          reasons.push("body-hash-mismatch: body_sha256 says " + (stated === null ? "None" : String(stated)) +
-            ", the body hashes to " + actual);
-        }
+      reasons = reasons.concat(await theoremReasons(obj, kind, manifest));
+      return verdict(reasons, name, sha, "published-file");
+    }
+    var version = obj.has("schema_version") ? obj.get("schema_version") : null;
+    var supported = SUPPORTED.indexOf(version) >= 0;
+    if (!supported) {
+      reasons.push("unsupported-schema-version: " + (version === null ? "null" : dump(version, "")) +
+        " (this verifier knows " + SUPPORTED.join(", ") + ")");
+    } else if (kind === "certificate") {
+      reasons = reasons.concat(schemaReasons(certificateErrors(schemas, obj)));
+    } else {
+      reasons = reasons.concat(schemaReasons(manifestProblems(obj, schemas)));
+    }
+    if (kind === "certificate") {
+      var stated = obj.has("body_sha256") ? obj.get("body_sha256") : null;
+      var body = new Map(obj);
+      body.delete("body_sha256");
+      var actual = await sha256(new TextEncoder().encode(canonicalText(body)));
+      if (stated !== actual) {
+        reasons.push("body-hash-mismatch: body_sha256 says " + (stated === null ? "None" : pyStr(stated)) +
+          ", the body hashes to " + actual);
       }
     }
-    reasons = reasons.concat(theoremReasons(obj, manifest));
-    return verdict(!isRed(reasons), reasons, name, sha, kind, result);
+    reasons = reasons.concat(await theoremReasons(obj, kind, manifest));
+    if (kind === "certificate" && supported) {
+      var problems = policyProblems(obj);
+      problems.forEach(function (p) { reasons.push("policy-violation: " + p); });
+      if (!problems.length) {
+        reasons.push("policy-ok: no finding, axioms within " + ALLOWED_AXIOMS.join(", ") + ", required checks passed");
+      }
+    }
+    return verdict(reasons, name, sha, kind, result);
+  }
+
+  /* Normalise a pin typed by a person: 64 hex digits, lower case; throws otherwise. */
+  function normalisePin(text) {
+    var pin = String(text).trim();
+    if (!/^[0-9a-fA-F]{64}$/.test(pin)) throw new KeyFileError("--manifest-sha256 '" + text + "': not 64 hex digits");
+    return pin.toLowerCase();
   }
 
   return {
-    MAX_BYTES: MAX_BYTES, KEYWORDS: KEYWORDS, parse: parse, canonicalText: canonicalText,
-    pyFloat: pyFloat, sha256: sha256, validate: validate, verifyBytes: verifyBytes, JsonError: JsonError
+    MAX_BYTES: MAX_BYTES, KEYWORDS: KEYWORDS, parse: parse, canonicalText: canonicalText, pyFloat: pyFloat,
+    sha256: sha256, schemaErrors: schemaErrors, certificateErrors: certificateErrors, loadManifest: loadManifest,
+    ManifestError: ManifestError, KeyFileError: KeyFileError, parsePublicKeys: parsePublicKeys,
+    ed25519Supported: ed25519Supported, checkAnchor: checkAnchor, anchorSummary: anchorSummary,
+    verifyBytes: verifyBytes, normalisePin: normalisePin, JsonError: JsonError, b64decode: b64decode
   };
 })();
 if (typeof module !== "undefined" && module.exports) { module.exports = PCV; }

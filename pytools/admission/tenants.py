@@ -1,0 +1,158 @@
+"""Tenants and the server secret: who may call the proxy, and the key of the keyed salt.
+
+The tenants file holds SHA-256 hashes of the API keys, never the keys::
+
+    {"version": 1, "tenants": [{"id": "acme", "key_sha256": "<64 hex>"}, ...]}
+
+Keys are generated here (:func:`new_api_key`, 256 random bits), so a fast hash is enough: a
+stolen tenants file does not reveal a key, and there is nothing to brute-force. A key is looked
+up by its hash.
+
+The secret comes from ``$PYTOOLS_ADMISSION_SECRET`` (hex) or a file (hex, or raw bytes); there
+is no default, and a secret shorter than 32 bytes (or one repeated byte) is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .salt import MIN_SECRET_BYTES
+
+SECRET_ENV = "PYTOOLS_ADMISSION_SECRET"
+TENANTS_VERSION = 1
+_TENANT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+KEY_PREFIX = "sk-tenant-"
+
+
+class ConfigError(ValueError):
+    """A tenants file or secret that the proxy must not start with."""
+
+
+@dataclass(frozen=True)
+class Tenants:
+    """Tenant ids by the SHA-256 of their API key."""
+
+    by_key_hash: dict[str, str]
+
+    def authenticate(self, api_key: str) -> str | None:
+        """The tenant id of ``api_key``, or None.
+
+        The lookup is by the SHA-256 of the presented key: timing can at most reveal something
+        about a hash the caller cannot steer, never about a stored key.
+        """
+        return self.by_key_hash.get(key_hash(api_key))
+
+
+def key_hash(api_key: str) -> str:
+    """Hex SHA-256 of an API key (UTF-8)."""
+    return hashlib.sha256(api_key.encode("utf-8")).hexdigest()
+
+
+def new_api_key() -> str:
+    """A fresh API key: a fixed prefix and 256 random bits, URL-safe."""
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def load_tenants(path: Path) -> Tenants:
+    """Read and check a tenants file; every problem names the file."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the tenants file: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("version") != TENANTS_VERSION:
+        raise ConfigError(f"{path}: expected an object with \"version\": {TENANTS_VERSION}")
+    entries = doc.get("tenants")
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"{path}: \"tenants\" must be a non-empty list")
+    by_hash: dict[str, str] = {}
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or set(entry) != {"id", "key_sha256"}:
+            raise ConfigError(f"{path}: tenants[{i}] must have exactly \"id\" and \"key_sha256\"")
+        tenant, digest = entry["id"], entry["key_sha256"]
+        if not isinstance(tenant, str) or not _TENANT_ID.match(tenant):
+            raise ConfigError(f"{path}: tenants[{i}]: invalid id {tenant!r}")
+        if not isinstance(digest, str) or not _HEX64.match(digest):
+            raise ConfigError(f"{path}: tenants[{i}]: key_sha256 must be 64 lowercase hex digits")
+        if tenant in seen:
+            raise ConfigError(f"{path}: tenant id {tenant!r} listed twice")
+        if digest in by_hash:
+            raise ConfigError(f"{path}: tenants {by_hash[digest]!r} and {tenant!r} share a key")
+        seen.add(tenant)
+        by_hash[digest] = tenant
+    return Tenants(by_key_hash=by_hash)
+
+
+def add_tenant(path: Path, tenant_id: str) -> str:
+    """Add a tenant with a fresh key to the tenants file (created if absent); return the key.
+
+    The key is returned once and never stored; the file is replaced atomically.
+    """
+    if not _TENANT_ID.match(tenant_id):
+        raise ConfigError(f"invalid tenant id {tenant_id!r} (letters, digits, . _ -; max 64)")
+    path = Path(path)
+    entries: list[dict[str, str]] = []
+    if path.exists():
+        load_tenants(path)  # refuse to extend a broken file
+        entries = json.loads(path.read_text(encoding="utf-8"))["tenants"]
+        if any(e["id"] == tenant_id for e in entries):
+            raise ConfigError(f"{path}: tenant {tenant_id!r} already exists")
+    key = new_api_key()
+    entries.append({"id": tenant_id, "key_sha256": key_hash(key)})
+    data = json.dumps({"version": TENANTS_VERSION, "tenants": entries}, indent=2) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return key
+
+
+def parse_secret(text: bytes, origin: str, raw_allowed: bool = True) -> bytes:
+    """A secret from hex text (whitespace stripped) or, for a file, its raw bytes."""
+    stripped = text.strip()
+    try:
+        secret = bytes.fromhex(stripped.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        if not raw_allowed:
+            raise ConfigError(f"{origin}: the secret must be hex") from None
+        secret = text
+    if len(secret) < MIN_SECRET_BYTES:
+        raise ConfigError(
+            f"{origin}: the secret has {len(secret)} bytes; at least {MIN_SECRET_BYTES} "
+            "are needed (e.g. `python -c 'import secrets; print(secrets.token_hex(32))'`)"
+        )
+    if len(set(secret)) <= 1:
+        raise ConfigError(f"{origin}: the secret is one repeated byte; use a random one")
+    return secret
+
+
+def load_secret(secret_file: Path | None, environ: dict[str, str] | None = None) -> bytes:
+    """The server secret, from ``secret_file`` or ``$PYTOOLS_ADMISSION_SECRET``; never a default."""
+    env = os.environ if environ is None else environ
+    if secret_file is not None:
+        try:
+            return parse_secret(Path(secret_file).read_bytes(), str(secret_file))
+        except OSError as exc:
+            raise ConfigError(f"{secret_file}: cannot read the secret: {exc}") from None
+    value = env.get(SECRET_ENV)
+    if not value:
+        raise ConfigError(
+            f"no secret: set ${SECRET_ENV} (hex, at least {MIN_SECRET_BYTES} bytes) or pass "
+            "--secret-file; the proxy never starts without one"
+        )
+    return parse_secret(value.encode("utf-8"), f"${SECRET_ENV}", raw_allowed=False)

@@ -1,0 +1,296 @@
+"""Print a kernel term as a reviewer reads it: Lean-like notation, no hygienic internal names.
+
+Deterministic and independent of Lean's own pretty printer (which project code can change
+with unexpanders and delaborators: rule ``metaprogram``). The printed text is for people; what
+certificates and reviews compare is the term's hash (:func:`.statements.statement_sha256`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from pytools.lean.olean import Expr, Level
+
+#: Infix notations printed for fully applied core operators:
+#: name -> (arity, symbol, precedence, associativity) with Lean's precedences.
+INFIX: dict[str, tuple[int, str, int, str]] = {
+    "HAdd.hAdd": (6, "+", 65, "left"), "HSub.hSub": (6, "-", 65, "left"),
+    "HMul.hMul": (6, "*", 70, "left"), "HDiv.hDiv": (6, "/", 70, "left"),
+    "HMod.hMod": (6, "%", 70, "left"), "HPow.hPow": (6, "^", 75, "right"),
+    "HAppend.hAppend": (6, "++", 65, "left"),
+    "Eq": (3, "=", 50, "none"), "Ne": (3, "≠", 50, "none"), "HEq": (4, "≍", 50, "none"),
+    "LE.le": (4, "≤", 50, "none"), "LT.lt": (4, "<", 50, "none"),
+    "GE.ge": (4, "≥", 50, "none"), "GT.gt": (4, ">", 50, "none"),
+    "And": (2, "∧", 35, "right"), "Or": (2, "∨", 30, "right"), "Iff": (2, "↔", 20, "none"),
+    "Prod": (2, "×", 35, "right"),
+}
+_MAX = 1024  # an application
+_ATOM = 1025  # never needs parentheses
+_ARROW = 25
+_BRACKETS = {"default": "()", "implicit": "{}", "strictImplicit": "⦃⦄", "instImplicit": "[]"}
+
+
+def _level_str(lv: Level) -> str:
+    n = 0
+    while lv.kind == "succ":
+        n += 1
+        lv = lv.args[0]
+    if lv.kind == "zero":
+        return str(n)
+    if lv.kind in ("param", "mvar"):
+        base = lv.args[0] if lv.kind == "param" else "?" + lv.args[0]
+    else:
+        base = f"{lv.kind} ({_level_str(lv.args[0])}) ({_level_str(lv.args[1])})"
+        if n:
+            base = f"({base})"
+    return f"{base} + {n}" if n else base
+
+
+def _sort_str(lv: Level) -> str:
+    if lv.kind == "zero":
+        return "Prop"
+    if lv.kind == "succ" and lv.args[0].kind == "zero":
+        return "Type"
+    if lv.kind == "succ":
+        inner = _level_str(lv.args[0])
+        return f"Type {inner}" if " " not in inner else f"Type ({inner})"
+    s = _level_str(lv)
+    return f"Sort {s}" if " " not in s else f"Sort ({s})"
+
+
+def has_loose(e: Expr, depth: int, memo: dict | None = None) -> bool:
+    """Whether bound variable ``depth`` (de Bruijn, relative to ``e``) occurs in ``e``."""
+    memo = {} if memo is None else memo
+    key = (id(e), depth)
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    k = e.kind
+    if k == "bvar":
+        r = e.args[0] == depth
+    elif k == "app":
+        r = has_loose(e.args[0], depth, memo) or has_loose(e.args[1], depth, memo)
+    elif k in ("lam", "forallE"):
+        r = has_loose(e.args[1], depth, memo) or has_loose(e.args[2], depth + 1, memo)
+    elif k == "letE":
+        r = (has_loose(e.args[1], depth, memo) or has_loose(e.args[2], depth, memo)
+             or has_loose(e.args[3], depth + 1, memo))
+    elif k == "mdata":
+        r = has_loose(e.args[0], depth, memo)
+    elif k == "proj":
+        r = has_loose(e.args[2], depth, memo)
+    else:
+        r = False
+    memo[key] = r
+    return r
+
+
+def binder_name(raw: str) -> tuple[str, bool]:
+    """(readable name, hygienic?) of a binder name. A name with macro scopes
+    (``inst._@.Proofs.Ceiling.Cache.791917390._hygCtx._hyg.3``) is an inaccessible name made
+    by a macro: Lean prints it ``inst✝``; so does this printer."""
+    if "._@." in raw:
+        return raw.split("._@.", 1)[0] + "✝", True
+    if raw.startswith("_@."):
+        return "x✝", True
+    return raw or "x", False
+
+
+class _Printer:
+    def __init__(self, explicit: Callable[[str], tuple[bool, ...] | None] | None,
+                 max_len: int):
+        self.explicit = explicit
+        self.budget = max_len
+        self.loose: dict = {}
+
+    def fresh(self, name: str, ctx: list[str]) -> str:
+        if name not in ctx:
+            return name
+        base = name.removesuffix("✝")
+        i = 1
+        while f"{base}✝{i}" in ctx:
+            i += 1
+        return f"{base}✝{i}"
+
+    def at(self, e: Expr, ctx: list[str], need: int, tail: bool = False) -> str:
+        """``e`` printed where precedence ``need`` is required. ``tail``: nothing follows it
+        up to the end of the enclosing parentheses, so a binder (``∀ x, p``), which extends
+        as far right as it can, needs no parentheses there (``A → ∀ x, p``)."""
+        wrap = self.peek(e) < need and not (tail and self.peek(e) == 0)
+        text, level = self.fmt(e, ctx, tail=wrap or tail)
+        if level < need and not (tail and level == 0):
+            return f"({text})"
+        return text
+
+    def peek(self, e: Expr) -> int:
+        """The precedence ``e`` will print at, without printing it."""
+        while e.kind == "mdata":
+            e = e.args[0]
+        if e.kind in ("lam", "letE"):
+            return 0
+        if e.kind == "forallE":
+            return _ARROW if (e.args[3] == "default" and not has_loose(e.args[2], 0, self.loose)) \
+                else 0
+        if e.kind != "app":
+            return _ATOM
+        fn, n = e, 0
+        while fn.kind == "app":
+            fn, n = fn.args[0], n + 1
+        head = fn.args[0] if fn.kind == "const" else None
+        if head in INFIX and n == INFIX[head][0]:
+            return INFIX[head][2]
+        if head == "Exists" and n == 2 and e.args[1].kind == "lam":
+            return 0
+        if head == "Membership.mem" and n == 5:
+            return 50
+        if head == "OfNat.ofNat" and n == 3 and e.args[0].args[1].kind == "lit":
+            return _ATOM
+        return _MAX
+
+    def fmt(self, e: Expr, ctx: list[str], tail: bool = False) -> tuple[str, int]:
+        if self.budget <= 0:
+            return "…", _ATOM
+        text, level = self._fmt(e, ctx, tail)
+        self.budget -= len(text) // 8 + 1  # a rough cap on work for huge terms
+        return text, level
+
+    def _fmt(self, e: Expr, ctx: list[str], tail: bool = False) -> tuple[str, int]:
+        while e.kind == "mdata":
+            e = e.args[0]
+        k = e.kind
+        if k == "bvar":
+            i = e.args[0]
+            return (ctx[-1 - i] if i < len(ctx) else f"#{i}"), _ATOM
+        if k == "const":
+            return e.args[0], _ATOM
+        if k == "sort":
+            s = _sort_str(e.args[0])
+            return s, (_ATOM if " " not in s else _MAX)
+        if k == "lit":
+            if e.args[0] == "nat":
+                return str(e.args[1]), _ATOM
+            return json.dumps(e.args[1], ensure_ascii=False), _ATOM
+        if k in ("fvar", "mvar"):
+            return ("?" if k == "mvar" else "") + e.args[0], _ATOM
+        if k == "proj":
+            return f"{self.at(e.args[2], ctx, _ATOM)}.{e.args[1] + 1}", _ATOM
+        if k == "app":
+            return self.app(e, ctx, tail)
+        if k == "forallE":
+            return self.binders(e, ctx, "forallE", tail)
+        if k == "lam":
+            return self.binders(e, ctx, "lam", tail)
+        if k == "letE":
+            name, ty, val, body, _ = e.args
+            n = self.fresh(binder_name(name)[0], ctx)
+            return (f"let {n} : {self.at(ty, ctx, 0)} := {self.at(val, ctx, 0)}; "
+                    f"{self.at(body, ctx + [n], 0, tail=True)}"), 0
+        return f"<{k}>", _ATOM
+
+    def app(self, e: Expr, ctx: list[str], tail: bool) -> tuple[str, int]:
+        fn, args = e, []
+        while fn.kind == "app":
+            args.append(fn.args[1])
+            fn = fn.args[0]
+        args.reverse()
+        head = fn.args[0] if fn.kind == "const" else None
+        if head in INFIX and len(args) == INFIX[head][0]:
+            _, sym, prec, assoc = INFIX[head]
+            left = self.at(args[-2], ctx, prec + (0 if assoc == "left" else 1))
+            right = self.at(args[-1], ctx, prec + (0 if assoc == "right" else 1), tail)
+            return f"{left} {sym} {right}", prec
+        if head == "Not" and len(args) == 1:
+            return "¬" + self.at(args[0], ctx, _ATOM), _MAX
+        if head == "OfNat.ofNat" and len(args) == 3 and args[1].kind == "lit":
+            return self.fmt(args[1], ctx)
+        if head == "Membership.mem" and len(args) == 5:
+            # Lean ≥ 4.12: `a ∈ s` is `Membership.mem s a` (the collection first)
+            return f"{self.at(args[4], ctx, 51)} ∈ {self.at(args[3], ctx, 51)}", 50
+        if head == "Exists" and len(args) == 2 and args[1].kind == "lam":
+            return self.binders(args[1], ctx, "exists")
+        mask = self.explicit(head) if (self.explicit and head) else None
+        if mask:
+            args = [a for i, a in enumerate(args) if i >= len(mask) or mask[i]]
+        if not args:
+            return self.fmt(fn, ctx)
+        parts = [self.at(fn, ctx, _MAX)] + [self.at(a, ctx, _ATOM) for a in args]
+        return " ".join(parts), _MAX
+
+    def binders(self, e: Expr, ctx: list[str], kind: str, tail: bool = False
+                ) -> tuple[str, int]:
+        """A run of binders of one kind, grouped as Lean prints them:
+        ``∀ {T n : Nat} (D : Design T n), body``, ``A → B``, ``fun (x : A) => b``,
+        ``∃ (x : A) (y : B), p``."""
+        if (kind == "forallE" and e.args[3] == "default"
+                and not has_loose(e.args[2], 0, self.loose)):
+            dom = self.at(e.args[1], ctx, _ARROW + 1)
+            return f"{dom} → {self.at(e.args[2], ctx + ['_'], _ARROW, tail)}", _ARROW
+        groups: list[tuple[str, list[str], str]] = []  # (binder info, names, type text)
+        cur = e
+        inner = list(ctx)
+        while True:
+            if kind == "exists":
+                if cur.kind != "lam":
+                    break
+                name, ty, body, bi = cur.args
+                bi = "default"
+            else:
+                if cur.kind != ("forallE" if kind == "forallE" else "lam"):
+                    break
+                name, ty, body, bi = cur.args
+                if (kind == "forallE" and bi == "default"
+                        and not has_loose(body, 0, self.loose) and groups):
+                    break  # the rest is an arrow
+            shown, hygienic = binder_name(name)
+            n = self.fresh(shown, inner)
+            tytext = self.at(ty, inner, 0)
+            anonymous_inst = bi == "instImplicit" and hygienic
+            same_type = (groups and groups[-1][0] == bi and groups[-1][2] == tytext
+                         and not anonymous_inst and groups[-1][1][-1] != ""
+                         and not has_loose(ty, 0, self.loose))
+            if same_type:
+                groups[-1][1].append(n)
+            else:
+                groups.append((bi, ["" if anonymous_inst else n], tytext))
+            inner.append(n)
+            cur = body
+            if kind == "exists":
+                if (cur.kind == "app" and cur.args[0].kind == "app"
+                        and cur.args[0].args[0].kind == "const"
+                        and cur.args[0].args[0].args[0] == "Exists"
+                        and cur.args[1].kind == "lam"):
+                    cur = cur.args[1]
+                    continue
+                break
+        parts = []
+        for bi, names, tytext in groups:
+            lb, rb = _BRACKETS.get(bi, "()")
+            inside = tytext if names == [""] else f"{' '.join(names)} : {tytext}"
+            parts.append(f"{lb}{inside}{rb}")
+        lead, sep = {"forallE": ("∀ ", ", "), "lam": ("fun ", " => "),
+                     "exists": ("∃ ", ", ")}[kind]
+        return lead + " ".join(parts) + sep + self.at(cur, inner, 0, tail=True), 0
+
+
+def pp_expr(e: Expr, max_len: int = 20000,
+            explicit: Callable[[str], tuple[bool, ...] | None] | None = None) -> str:
+    """Print a term readably and deterministically, close to Lean's own notation.
+
+    Binders keep their names (a clash with an enclosing name gets a number suffix); a
+    hygienic name (macro scopes, ``inst._@.M._hyg.3``) prints as ``inst✝`` and an instance
+    binder with such a name as ``[DecidableEq α]``. Runs of binders are grouped
+    (``∀ {T n : Nat} (D : Design T n), …``), ``A → B`` for non-dependent explicit ones,
+    ``fun (x : A) => b``, ``∃ (x : A), p`` for ``Exists fun x => p``, ``let x : A := v; b``.
+    Constants print with full names (universe arguments omitted); fully applied core
+    operators print infix (:data:`INFIX`) with Lean's precedences, ``¬p``, ``a ∈ s``, and
+    ``OfNat.ofNat T n i`` as ``n``. When ``explicit`` is given (constant name -> which
+    leading parameters are explicit), implicit and instance arguments are omitted, like
+    Lean's default printer. Output past ``max_len`` is elided with ``…``.
+    """
+    printer = _Printer(explicit, max_len)
+    try:
+        text = printer.at(e, [], 0, tail=True)
+    except RecursionError:
+        return "… (term too deep to print)"
+    return text if len(text) <= max_len else text[:max_len] + "…"

@@ -1,0 +1,190 @@
+"""The files one certify run publishes, assembled from its certificates: the certificates'
+canonical bytes, the figure files, ``certificates/MANIFEST.json``, the signature
+``certificates/MANIFEST.intoto.jsonl`` and the README's generated summary; and writing them
+(atomically, the manifest then its signature last)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from . import attest
+from .canonical import atomic_write_bytes, canonical_bytes, sha256_bytes, with_body_hash
+from .validation import SchemaSet, package_schemas
+
+SCHEMA_VERSION = "2"
+CERT_DIR = Path("certificates")
+MANIFEST = CERT_DIR / "MANIFEST.json"
+ENVELOPE = CERT_DIR / attest.ENVELOPE_NAME
+FIGURES_DIR = CERT_DIR / "figures"
+README = Path("README.md")
+SUMMARY_START = "<!-- pytools.certify:summary -->"
+SUMMARY_END = "<!-- /pytools.certify:summary -->"
+
+
+@dataclass
+class Derived:
+    """Everything one certify run would write, as bytes, plus what went wrong."""
+
+    files: dict[str, bytes] = field(default_factory=dict)  # repo-relative path -> bytes
+    problems: list[str] = field(default_factory=list)
+    rows: list[tuple[str, int, str, str]] = field(default_factory=list)
+    #: a committed signature that no longer covers the manifest (removed by write_all)
+    stale_envelope: bool = False
+    notes: list[str] = field(default_factory=list)
+    #: what the files are assembled from (see :func:`assemble`)
+    certs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    artifacts: dict[str, bytes] = field(default_factory=dict)
+    manifest_theorems: list[dict[str, str]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    source: dict[str, Any] = field(default_factory=dict)
+
+
+def assemble(root: Path, out: Derived, sign_key: Ed25519PrivateKey | None = None,
+             schemas: SchemaSet | None = None) -> None:
+    """(Re)make ``out.files`` from the certificates and figure files: the certificates'
+    bytes, the manifest, the signature and the README's summary."""
+    schemas = schemas or package_schemas()
+    out.files = dict(out.artifacts)
+    for rel, cert in out.certs.items():
+        out.files[rel] = canonical_bytes(cert)
+    manifest = {
+        "schema_version": SCHEMA_VERSION,
+        "files": [
+            {"path": path, "sha256": sha256_bytes(data), "size": len(data)}
+            for path, data in sorted(out.files.items())
+        ],
+        "theorems": sorted(out.manifest_theorems, key=lambda t: (t["name"], t["result"])),
+    }
+    try:
+        schemas.validate(manifest, "manifest")
+    except ValueError as exc:
+        out.problems.append(f"manifest violates its schema: {exc}")
+    out.files[str(MANIFEST)] = canonical_bytes(manifest)
+    _signature(root, out, sign_key)
+    readme = root / README
+    if readme.is_file():
+        block = summary_block(out, out.summary, out.source)
+        updated = with_summary(readme.read_text(encoding="utf-8"), block)
+        if updated is not None:
+            out.files[str(README)] = updated.encode("utf-8")
+
+
+def with_recorded_oleans(root: Path, derived: Derived, recorded: list[dict[str, str]],
+                         sign_key: Ed25519PrivateKey | None = None) -> Derived:
+    """A copy of ``derived`` whose certificates state the ``recorded`` .olean hashes instead
+    of this build's. Lean's compiled output is not bit-reproducible (two compilations of one
+    source gave different .olean bytes, measured), so a check or a rebuild that compiled
+    anew compares everything else byte for byte this way, and says so."""
+    out = Derived(problems=list(derived.problems), rows=list(derived.rows),
+                  notes=list(derived.notes), artifacts=dict(derived.artifacts),
+                  manifest_theorems=list(derived.manifest_theorems),
+                  summary=derived.summary, source=derived.source)
+    for rel, cert in derived.certs.items():
+        out.certs[rel] = with_body_hash({**cert, "oleans": recorded})
+    assemble(root, out, sign_key)
+    return out
+
+
+def _signature(root: Path, out: Derived, key: Ed25519PrivateKey | None) -> None:
+    """Sign the release with ``key``; without one, keep a committed signature that still
+    covers exactly this manifest and its files, and mark any other one stale."""
+    manifest_bytes = out.files[str(MANIFEST)]
+    certs = [cert for _, cert in sorted(out.certs.items())]
+    if key is not None:
+        if certs:
+            statement = attest.statement(str(MANIFEST), manifest_bytes, certs)
+            out.files[str(ENVELOPE)] = attest.sign(statement, key)
+        return
+    committed = root / ENVELOPE
+    if not committed.is_file():
+        return
+    data = committed.read_bytes()
+    payload = attest.untrusted_payload(data)
+    listed = {e["path"]: e["sha256"] for e in json.loads(manifest_bytes)["files"]}
+    if payload is not None and attest.covers(payload, sha256_bytes(manifest_bytes),
+                                             listed) is None:
+        out.files[str(ENVELOPE)] = data
+    else:
+        out.stale_envelope = True
+
+
+def summary_block(derived: Derived, summary: dict[str, Any],
+                  source: dict[str, Any] | None = None) -> str:
+    """The README's generated summary: counts and results from this run's audit, the
+    manifest's SHA-256 to pin, the signature and the source."""
+    manifest = derived.files.get(str(MANIFEST))
+    anchor = []
+    if manifest is not None:
+        digest = sha256_bytes(manifest)
+        anchor.append(
+            f"Manifest SHA-256: `{digest}`. Pin it when you verify: "
+            f"`python -m pytools.verify --manifest-sha256 {digest}` (take the value from a "
+            "copy of this README you trust, not from the bundle you are checking)."
+        )
+    envelope = derived.files.get(str(ENVELOPE))
+    payload = attest.untrusted_payload(envelope) if envelope else None
+    if envelope and payload is not None:
+        kid = json.loads(envelope)["signatures"][0]["keyid"]
+        anchor.append(f"Signed: `{ENVELOPE}` (in-toto statement in a DSSE envelope, Ed25519, "
+                      f"key id `{kid}`); check it with the publisher's public key obtained out "
+                      "of band: `--key PUB.pem`.")
+    else:
+        anchor.append("Unsigned: without a pin, a verification proves integrity only, not "
+                      "authenticity.")
+    if source is not None:
+        anchor.append(f"Source: library tree `{source['library_tree']}` (git tree of "
+                      f"{', '.join(source['tree_entries'])}), commit "
+                      f"`{source['commit'] or 'uncommitted'}`.")
+    lines = [
+        SUMMARY_START,
+        "<!-- generated by `python -m pytools.certify`; do not edit by hand -->",
+        f"Audited declarations: **{summary['declarations']}** "
+        f"({summary['user_facing']} user-facing, {summary['auxiliary']} compiler-generated; "
+        f"{summary['user_facing_theorems']} user-facing theorems). "
+        f"Findings: **{summary['findings']}**. Allowed axioms: "
+        + ", ".join(f"`{a}`" for a in summary["allowed_axioms"])
+        + ".",
+        "Axioms are those reached through the library's own proof terms: core theorems ship "
+        "without proofs in the exported core library, so their axioms are not re-derived "
+        f"({summary['trusted_core_theorems']} trusted core constants, listed in each "
+        "certificate).",
+        "",
+        "| result | theorems | axioms reached | status |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| `{r}` | {n} | {a} | {s} |" for r, n, a, s in derived.rows]
+    lines += ["", *anchor, SUMMARY_END]
+    return "\n".join(lines)
+
+
+def with_summary(text: str, block: str) -> str | None:
+    """``text`` with the generated block replaced, or None if it has no markers."""
+    start, end = text.find(SUMMARY_START), text.find(SUMMARY_END)
+    if start < 0 or end < start:
+        return None
+    return text[:start] + block + text[end + len(SUMMARY_END):]
+
+
+def write_all(root: Path, derived: Derived) -> None:
+    """Write every file atomically, then the manifest, then its signature; drop figure files
+    no longer made and a signature that no longer covers the manifest."""
+    last = (str(MANIFEST), str(ENVELOPE))
+    for rel, data in sorted(derived.files.items()):
+        if rel not in last:
+            atomic_write_bytes(root / rel, data)
+    figures = root / FIGURES_DIR
+    for old in sorted(figures.rglob("*")) if figures.is_dir() else []:
+        if old.is_file() and str(old.relative_to(root)) not in derived.files:
+            old.unlink()
+    for rel in last:
+        if rel in derived.files:
+            atomic_write_bytes(root / rel, derived.files[rel])
+    if derived.stale_envelope and str(ENVELOPE) not in derived.files:
+        (root / ENVELOPE).unlink(missing_ok=True)
+        derived.notes.append(f"removed {ENVELOPE}: it signed the previous manifest; re-sign "
+                             "with --sign-key")

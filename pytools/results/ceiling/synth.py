@@ -1,0 +1,67 @@
+"""Synthetic Mooncake-shaped traces, deterministic by seed, for tests and benchmarks (the
+exactness tests must run on traces the code was not tuned on, and the benchmarks at sizes
+the public trace does not reach).
+
+A request is a prefix-block list like Mooncake's ``hash_ids``: a few shared system-prompt
+blocks, then either a new conversation (fresh blocks) or the next turn of an earlier one (its
+whole previous prefix, then fresh blocks). Turns return to conversations chosen uniformly
+among the last ``active`` ones, so reuse distances spread over thousands of blocks, as in the
+public trace. Ids are numbered in order of first appearance, as Mooncake's remapped ids are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+
+def mooncake_like(references: int, seed: int = 0, active: int = 3000,
+                  continue_p: float = 0.32) -> Iterator[list[int]]:
+    """Requests (``hash_ids`` lists) totalling at least ``references`` block references."""
+    rng = np.random.default_rng(seed)
+    fresh = 8  # ids 0..7 are shared system-prompt blocks
+    convs: list[list[int]] = []
+    total = 0
+    while total < references:
+        if convs and rng.random() < continue_p:
+            k = len(convs) - 1 - int(rng.integers(0, min(active, len(convs))))
+            add = int(rng.integers(1, 6))
+            ids = convs[k] + list(range(fresh, fresh + add))
+            fresh += add
+            convs[k] = ids
+        else:
+            system = int(rng.choice([0, 1, 2, 4], p=[0.5, 0.3, 0.15, 0.05]))
+            length = int(min(rng.lognormal(2.4, 1.0), 400)) + 1
+            ids = list(range(system)) + list(range(fresh, fresh + length))
+            fresh += length
+            convs.append(ids)
+        total += len(ids)
+        yield ids
+
+
+def write_mooncake_like(path: Path, references: int, seed: int = 0) -> Path:
+    """Write a synthetic trace as JSON Lines (``.gz`` suffix: gzip) at ``path``, atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) \
+                if path.name.endswith(".gz") else raw
+            for i, ids in enumerate(mooncake_like(references, seed)):
+                out.write(json.dumps({"timestamp": i, "input_length": 512 * len(ids),
+                                      "output_length": 1, "hash_ids": ids}).encode() + b"\n")
+            if out is not raw:
+                out.close()
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return path

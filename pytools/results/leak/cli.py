@@ -1,0 +1,184 @@
+"""``python -m pytools.leak``: the cross-tenant leak reproduction (result ``tenant-leak``).
+
+    python -m pytools.leak                      # re-check the committed evidence, print the table
+    python -m pytools.leak run --engine vllm    # re-run on the engine, write data/leak/vllm.json
+    python -m pytools.leak evidence             # the certificate's figures as JSON
+
+``run`` needs the engines (``bash .ci/engines/install.sh`` puts them in ``.venv-engines``); when
+this interpreter cannot import the engine it re-runs itself with the engines' interpreter
+(``--python``, else ``$PYTOOLS_ENGINES_PYTHON``, else ``.venv-engines/bin/python``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pytools.paths import project_root
+
+from .engines import ENGINE_NAMES, EngineUnavailable, load_engine
+from .evidence import (
+    CERTIFIED_ENGINES,
+    EvidenceError,
+    build_evidence,
+    evidence_path,
+    load_evidence,
+    recheck,
+    write_evidence,
+)
+
+ENGINES_PYTHON_ENV = "PYTOOLS_ENGINES_PYTHON"
+
+
+def engines_python(root: Path, given: str | None = None) -> Path:
+    """The interpreter of the engines' venv."""
+    chosen = given or os.environ.get(ENGINES_PYTHON_ENV)
+    return Path(chosen) if chosen else root / ".venv-engines" / "bin" / "python"
+
+
+def table(figures: dict[str, Any]) -> str:
+    """The headline prompts, one row each, and the totals."""
+    cols = [("prompt", None), ("tokens", None), ("B unsalted", "cross_tenant_hit_tokens_unsalted"),
+            ("B salted", "cross_tenant_hit_tokens_salted"),
+            ("A own", "own_hit_tokens_unsalted"), ("A own salted", "own_hit_tokens_salted"),
+            ("B w/ A's salt", "adversary_hit_tokens_guessable_salt"),
+            ("B keyed", "adversary_hit_tokens_keyed_salt")]
+    lines = ["  ".join(f"{name:>13}" for name, _ in cols)]
+    for i, tokens in enumerate(figures["prompt_tokens"]):
+        row = [str(i + 1), str(tokens)] + [str(figures[m][i]) for _, m in cols[2:]]
+        lines.append("  ".join(f"{v:>13}" for v in row))
+    totals = ["total", str(sum(figures["prompt_tokens"]))] + \
+        [str(figures["totals"][m]) for _, m in cols[2:]]
+    lines.append("  ".join(f"{v:>13}" for v in totals))
+    return "\n".join(lines)
+
+
+@click.group(invoke_without_command=True)
+@click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Repository root (default: the project root).")
+@click.pass_context
+def main(ctx: click.Context, root: Path | None) -> None:
+    """Cross-tenant prefix-cache leak on vLLM and SGLang, and its keyed-salt closure."""
+    ctx.obj = root or project_root()
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(show_cmd)
+
+
+@main.command("show")
+@click.pass_obj
+def show_cmd(root: Path) -> None:
+    """Re-check the committed evidence (no engines needed) and print both engines' tables."""
+    from .result import evidence
+
+    try:
+        figures = evidence(root).figures
+    except EvidenceError as exc:
+        raise click.ClickException(str(exc)) from None
+    for f in (figures, figures["second_engine"]):
+        eng = f["engine"]
+        click.echo(f"\n{eng['name']} {eng['version']}  (A = victim, B = other tenant; "
+                   "hit tokens served from cache)")
+        click.echo(table({**f, "prompt_tokens": figures["prompt_tokens"]}))
+        p = f["pairs"]
+        click.echo(f"{p['pair_count']} random pairs: leaking pairs {p['leaking_pairs']}; own reuse "
+                   f"unchanged in {p['own_reuse_unchanged_pairs']}")
+        for scenario, b in f["upper_bounds"].items():
+            click.echo(f"  {scenario}: 0 of {b['pairs']} -> 95% upper bound "
+                       f"{b['upper_bound_rule_of_three']:.6f} (rule of three), "
+                       f"{b['upper_bound_exact_95']:.6f} (exact)")
+        click.echo("claims: " + ", ".join(f"{k}={v}" for k, v in f["claims"].items()))
+    click.echo(f"\nengines agree: {figures['engines_agree']}; reference model agrees: "
+               f"{figures['reference_model_agrees']}")
+
+
+@main.command("run")
+@click.option("--engine", type=click.Choice(ENGINE_NAMES), required=True)
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Evidence file to write (default: data/leak/<engine>.json).")
+@click.option("--python", "python", default=None,
+              help="The engines' interpreter, used when this one cannot import the engine.")
+@click.option("--here", is_flag=True, help="Never re-run with another interpreter.")
+@click.option("--url", default=None, help="openai-http: the server's base URL.")
+@click.option("--model", default=None, help="openai-http: the served model's name.")
+@click.option("--block-size", type=click.IntRange(min=1), default=16, show_default=True,
+              help="The engine's block (page) size in tokens.")
+@click.pass_obj
+def run_cmd(root: Path, engine: str, out: Path | None, python: str | None, here: bool,
+            url: str | None, model: str | None, block_size: int) -> None:
+    """Run every scenario on the engine's own cache code; write its evidence file."""
+    path = out or evidence_path(root, engine)
+    try:
+        adapter = load_engine(engine, url=url, model=model, block_size=block_size)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    except EngineUnavailable as exc:
+        if here:
+            raise click.ClickException(str(exc)) from None
+        other = engines_python(root, python)
+        if not other.is_file():
+            raise click.ClickException(
+                f"{exc}; no engines interpreter at {other} (run `bash .ci/engines/install.sh` "
+                f"or pass --python / ${ENGINES_PYTHON_ENV})") from None
+        click.echo(f"{engine} is not importable here; running with {other}", err=True)
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        cmd = [str(other), "-m", "pytools.leak", "--root", str(root), "run", "--engine", engine,
+               "--out", str(path.resolve()), "--block-size", str(block_size), "--here"]
+        sys.exit(subprocess.run(cmd, cwd=root, env=env).returncode)
+    start = time.monotonic()
+    doc = build_evidence(adapter)
+    problems = recheck(doc)
+    if problems:  # the engine disagrees with the reference model: say so, write nothing
+        raise click.ClickException(f"{engine}: " + "; ".join(problems))
+    write_evidence(path, doc)
+    head = doc["runs"]["headline"]["counts"]
+    click.echo(f"{engine} {adapter.version}: {len(head['cross_tenant_hit_tokens_unsalted'])} "
+               f"prompts and {len(doc['runs']['bound']['counts']['own_hit_tokens_unsalted'])} "
+               f"pairs in {time.monotonic() - start:.1f} s (not a figure); reference model "
+               f"agrees; wrote {path}")
+
+
+@main.command("check")
+@click.option("--engine", type=click.Choice(ENGINE_NAMES), multiple=True)
+@click.pass_obj
+def check_cmd(root: Path, engine: tuple[str, ...]) -> None:
+    """Re-check committed evidence files without the engines (what certify does)."""
+    failed = False
+    for name in engine or CERTIFIED_ENGINES:
+        path = evidence_path(root, name)
+        try:
+            problems = recheck(load_evidence(path, name))
+        except EvidenceError as exc:
+            problems = [str(exc)]
+        for p in problems:
+            click.echo(f"{path}: {p}", err=True)
+        failed |= bool(problems)
+        click.echo(f"{path}: {'FAILED' if problems else 'ok'}")
+    if failed:
+        sys.exit(1)
+
+
+@main.command("evidence")
+@click.pass_obj
+def evidence_cmd(root: Path) -> None:
+    """Print the result's figures and inputs as JSON."""
+    from .result import evidence
+
+    try:
+        ev = evidence(root)
+    except EvidenceError as exc:
+        raise click.ClickException(str(exc)) from None
+    doc = {"figures": ev.figures, "inputs": [{"path": i.path, "sha256": i.sha256}
+                                             for i in ev.inputs]}
+    json.dump(doc, sys.stdout, indent=2, sort_keys=True)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+"""The published result ``tenant-leak``: the cross-tenant prefix-cache leak on the engines' own
+cache code, closed by a keyed salt bound at admission, and the Lean model it stands on.
+
+Figures come from the committed evidence files (``data/leak/vllm.json``, the primary engine, and
+``data/leak/sglang.json``), each re-checked here without the engines (:func:`.evidence.recheck`);
+certify fails when either is missing or disagrees. The Lean side is ``Proofs/Leak/Salted.lean``
+(namespace ``KVCache.Leak``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pytools.paths import sha256_file
+from pytools.results.spec import Evidence, InputFile, ResultSpec
+
+from .evidence import (
+    CERTIFIED_ENGINES,
+    RUNS,
+    EvidenceError,
+    evidence_path,
+    load_evidence,
+    recheck,
+)
+from .scenarios import METRICS
+
+RESULT_ID = "tenant-leak"
+RESULT_TITLE = ("The cross-tenant prefix-cache leak on vLLM's and SGLang's own cache code, "
+                "closed by a keyed salt bound at admission")
+PRIMARY, SECOND = CERTIFIED_ENGINES
+#: Code whose hash the certificate binds: the salt function and the policy the scenarios use.
+CODE_INPUTS = ("pytools/admission/salt.py", "pytools/admission/policy.py")
+CONFIDENCE = 0.95
+
+THEOREMS: tuple[str, ...] = tuple(
+    f"KVCache.Leak.{name}"
+    for name in (
+        "mem_run",
+        "owner_of_binding",
+        "no_leak_of_binding",
+        "keyed_binding",
+        "keyed_zero_leak",
+        "keyed_first_contact",
+        "keyed_refuses_claimed",
+        "keyed_own_reuse",
+        "shared_salt_leak",
+        "unsalted_leak",
+        "guessable_leak",
+        "trusting_not_binding",
+        "copies_le",
+        "copies_eq_of_shared",
+        "shared_prefix_entries",
+        "keyed_realises",
+        "saltedDesign_exact",
+        "salted_meets_floor",
+        "unsaltedDesign_leaks",
+    )
+)
+
+RESULT_LIMITS: tuple[str, ...] = (
+    "CPU only, no model: the engines' own prefix-cache code (vLLM's v1 KVCacheManager with its "
+    "request block hasher; SGLang's RadixCache.create_simulated) decides the hits; no weights, "
+    "no attention, no GPU, no HTTP server. A hit is the number of prompt tokens the cache "
+    "manager returns as already computed.",
+    "Synthetic token ids (uniform below 32,000), two tenants, 16-token blocks/pages; in each "
+    "pair the other tenant's prompt shares all but the victim's last 48 tokens; every scenario "
+    "runs on a fresh cache sized so nothing is evicted.",
+    "The engines run from one venv (.ci/engines): torch 2.14.1 for both (vLLM 0.33.0 pins "
+    "2.14.0), and SGLang 0.5.23 beside vLLM's pins (its own openai, xgrammar and "
+    "compressed-tensors pins are not installed; its radix cache does not use them).",
+    "The upper bounds are statistical, over this prompt generator's distribution: 0 leaking "
+    "pairs of N bounds the per-pair leak probability by 3/N (rule of three) and "
+    "1 - 0.05^(1/N) (exact, one-sided 95%). The deterministic guarantee is the Lean "
+    "theorems', for the model: entries keyed by (salt, block key); it carries over to vLLM as "
+    "far as its chained SHA-256 block hashes do not collide (SGLang compares token ids).",
+    "The keyed salts here use a throw-away secret derived from the public seed, so that they "
+    "can be recomputed; a deployment's secret is random and kept secret. The Lean model does "
+    "not model the secret: the keyed admission refuses every client-chosen salt.",
+    "The Lean model has no eviction (evicting only removes hits) and counts whole blocks of a "
+    "request's chain; the engines' rule that the last prompt token is always recomputed "
+    "(at most len - 1 tokens from cache) is in the reference model, not in Lean.",
+)
+
+
+def rule_of_three(n: int) -> float:
+    return round(3 / n, 6)
+
+
+def exact_upper(n: int, confidence: float = CONFIDENCE) -> float:
+    """One-sided upper bound on a probability after 0 events in ``n`` trials."""
+    return round(1 - (1 - confidence) ** (1 / n), 6)
+
+
+def engine_figures(doc: dict[str, Any]) -> dict[str, Any]:
+    """Per-prompt lists, totals and the 1,000-pair summary of one engine's evidence.
+
+    No figure uses the site's annotation keys (``n``, ``value``, ``input``, ...): these are plain
+    figures, not annotated ones.
+    """
+    head = doc["runs"]["headline"]["counts"]
+    bound = doc["runs"]["bound"]["counts"]
+    n = RUNS["bound"].pairs
+    leaking = {
+        "unsalted": sum(1 for v in bound["cross_tenant_hit_tokens_unsalted"] if v > 0),
+        "per_tenant_salt": sum(1 for v in bound["cross_tenant_hit_tokens_salted"] if v > 0),
+        "guessable_salt": sum(1 for v in bound["adversary_hit_tokens_guessable_salt"] if v > 0),
+        "keyed_salt": sum(1 for v in bound["adversary_hit_tokens_keyed_salt"] if v > 0),
+    }
+    own_equal = sum(
+        1 for u, s, k in zip(bound["own_hit_tokens_unsalted"], bound["own_hit_tokens_salted"],
+                             bound["own_hit_tokens_keyed_salt"], strict=True) if u == s == k)
+    bounds = {
+        scenario: {"leaking_pairs": count, "pairs": n,
+                   "upper_bound_rule_of_three": rule_of_three(n),
+                   "upper_bound_exact_95": exact_upper(n)}
+        for scenario, count in leaking.items() if count == 0
+    }
+    return {
+        "engine": {"name": doc["engine"]["name"], "version": doc["engine"]["version"]},
+        "settings": doc["engine"]["settings"],
+        **{metric: list(head[metric]) for metric in METRICS},
+        "totals": {metric: sum(head[metric]) for metric in METRICS},
+        "pairs": {"pair_count": n, "seed": RUNS["bound"].seed, "leaking_pairs": leaking,
+                  "own_reuse_unchanged_pairs": own_equal,
+                  "claims_refused": sum(bound["adversary_salt_claims_refused"]),
+                  "cross_tenant_hit_tokens_total": {
+                      "unsalted": sum(bound["cross_tenant_hit_tokens_unsalted"]),
+                      "guessable_salt": sum(bound["adversary_hit_tokens_guessable_salt"])}},
+        "upper_bounds": bounds,
+    }
+
+
+def claims(f: dict[str, Any]) -> dict[str, bool]:
+    """The issue's claims, each checked on one engine's figures."""
+    prompts = len(f["cross_tenant_hit_tokens_unsalted"])
+    pairs = f["pairs"]
+    return {
+        "leak_on_every_prompt": all(v > 0 for v in f["cross_tenant_hit_tokens_unsalted"]),
+        "zero_cross_tenant_with_per_tenant_salts": not any(f["cross_tenant_hit_tokens_salted"]),
+        "own_reuse_unchanged_by_salts": f["own_hit_tokens_unsalted"] == f["own_hit_tokens_salted"]
+        == f["own_hit_tokens_keyed_salt"],
+        "guessable_salt_reopens_leak": all(v > 0 for v in
+                                           f["adversary_hit_tokens_guessable_salt"]),
+        "zero_with_keyed_salt": not any(f["adversary_hit_tokens_keyed_salt"]),
+        "client_salts_refused": sum(f["adversary_salt_claims_refused"]) == prompts,
+        "bound_zero_with_salts": pairs["leaking_pairs"]["per_tenant_salt"] == 0
+        and pairs["leaking_pairs"]["keyed_salt"] == 0,
+        "bound_own_reuse_unchanged": pairs["own_reuse_unchanged_pairs"] == pairs["pair_count"],
+    }
+
+
+def evidence(root: Path) -> Evidence:
+    """Figures of ``tenant-leak`` from the two committed, re-checked evidence files."""
+    root = Path(root)
+    docs, found = {}, {}
+    for engine in (PRIMARY, SECOND):
+        docs[engine] = load_evidence(evidence_path(root, engine), engine)
+        found[engine] = recheck(docs[engine])
+    problems = [f"{engine}: {p}" for engine, ps in found.items() for p in ps]
+    if problems:  # certify publishes nothing that the re-check refuses
+        raise EvidenceError("; ".join(problems))
+    primary, second = engine_figures(docs[PRIMARY]), engine_figures(docs[SECOND])
+    same = all(primary[m] == second[m] for m in METRICS) and \
+        primary["pairs"] == second["pairs"]
+    head = docs[PRIMARY]["runs"]["headline"]
+    figures = {
+        **primary,
+        "prompt_tokens": head["prompt_tokens"],
+        "shared_tokens": head["shared_tokens"],
+        "prompts": {"generator": docs[PRIMARY]["generator"],
+                    "headline": head["params"], "bound": docs[PRIMARY]["runs"]["bound"]["params"],
+                    "headline_sha256": head["prompts_sha256"],
+                    "bound_sha256": docs[PRIMARY]["runs"]["bound"]["prompts_sha256"]},
+        "claims": claims(primary),
+        "second_engine": {**second, "claims": claims(second)},
+        "engines_agree": same,
+        # recheck() re-ran the reference model and recomputed the salts and their vLLM rules
+        "reference_model_agrees": not any(found.values()),
+        "keyed_salt": {"scheme": docs[PRIMARY]["salts"]["scheme"],
+                       "recomputed_and_within_vllm_rules": not any(found.values())},
+    }
+    inputs = [InputFile(evidence_path(Path("."), e).as_posix(),
+                        sha256_file(evidence_path(root, e))) for e in (PRIMARY, SECOND)]
+    inputs += [InputFile(p, sha256_file(root / p)) for p in CODE_INPUTS]
+    return Evidence(figures=figures, inputs=tuple(inputs))
+
+
+SPEC = ResultSpec(
+    id=RESULT_ID,
+    title=RESULT_TITLE,
+    theorems=THEOREMS,
+    limits=RESULT_LIMITS,
+    evidence=evidence,
+)

@@ -1,0 +1,327 @@
+"""Planted defects, one test each, for the rules of :mod:`pytools.lean.audit.rules`.
+
+Every test asserts the *specific* finding: (declaration, module, rule). The fixtures are small
+``prelude`` modules (``tests/fixtures/lean/AuditFixture/{Bare,Impostor,Unsafe,Meta}.lean``,
+compiled ``.olean`` parts committed beside the others, see the README there), audited
+together as one library whose root is ``Impostor``. Issue 12's two attacks are in Impostor;
+before the issue the audit reported "OK: no findings" on all four modules (measured with the
+audit of commit ff2de28). The axiom rules' planted defects are in ``tests/test_audit.py``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from fixtures.audit_env import core_lib, index_cache
+
+from pytools.lean.audit import policy, rules
+from pytools.lean.audit.facts import ModuleFacts
+from pytools.lean.audit.records import AuditReport, Finding
+from pytools.lean.audit.rules import LibraryFacts
+from pytools.lean.audit.walk import audit_modules
+from pytools.lean.olean import ImportRecord
+
+FIXTURES = Path(__file__).parent / "fixtures"
+OLEAN = FIXTURES / "olean"
+SOURCES = FIXTURES / "lean" / "AuditFixture"
+NAMES = ("Bare", "Impostor", "Unsafe", "Meta")
+MODULES = [f"AuditFixture.{n}" for n in NAMES]
+BARE, IMPOSTOR, UNSAFE, META = MODULES
+
+
+CORE = core_lib()
+pytestmark = pytest.mark.skipif(CORE is None, reason="core library .olean files not found")
+
+
+@pytest.fixture(scope="module")
+def cache() -> Path:
+    return index_cache()
+
+
+@pytest.fixture(scope="module")
+def report(cache: Path) -> AuditReport:
+    sources = [(f"{n}.lean", SOURCES / f"{n}.lean") for n in NAMES]
+    return audit_modules(MODULES, [OLEAN], core_dir=CORE, root=IMPOSTOR, sources=sources,
+                         cache_dir=cache)
+
+
+def found(report: AuditReport, rule: str) -> set[tuple[str, str]]:
+    """(declaration, module) of every finding of ``rule``."""
+    return {(f.declaration, f.module) for f in report.findings if f.rule == rule}
+
+
+# --------------------------------------------------------------------------- issue 12
+
+
+def test_attack_1_an_axiom_named_propext(report: AuditReport) -> None:
+    """`axiom propext : False` at the root, proving `2 ^ 64 ≤ 5`: the name is allowed, the
+    identity is not."""
+    assert {("propext", IMPOSTOR), ("two_pow_64_le_five", IMPOSTOR)} <= found(
+        report, "project-axiom")
+    assert ("propext", IMPOSTOR) in found(report, "core-name")
+    stmt = report.by_name()["two_pow_64_le_five"]
+    assert stmt.statement == "2 ^ 64 ≤ 5" and stmt.axioms == ("propext",)
+    assert dict(stmt.constants)["LE.le"] == "Init.Prelude"
+
+
+def test_attack_2_nat_gcd_redefined(report: AuditReport) -> None:
+    """`Nat.gcd` as a constant function: `0 = 1` with no axiom at all, by the kernel's GMP
+    evaluation. The definition is a kernel builtin; the theorem is named through it."""
+    assert report.by_name()["zero_eq_one"].axioms == ()
+    assert ("Nat.gcd", IMPOSTOR) in found(report, "kernel-builtin")
+    assert ("Nat.gcd", IMPOSTOR) in found(report, "core-name")
+    (f,) = [f for f in report.findings
+            if f.declaration == "zero_eq_one" and f.rule == "depends-on-finding"]
+    assert f.module == IMPOSTOR and f.subject.startswith("Nat.gcd (")
+
+
+# --------------------------------------------------------------------------- modules
+
+
+def test_prelude_modules(report: AuditReport) -> None:
+    assert found(report, "prelude-module") == {("", m) for m in MODULES}
+
+
+def test_outside_root(report: AuditReport) -> None:
+    assert found(report, "outside-root") == {("", BARE), ("", UNSAFE), ("", META)}
+
+
+def test_meta_import(report: AuditReport) -> None:
+    assert found(report, "meta-import") == {("", META)}
+
+
+def test_duplicate_name_across_modules(report: AuditReport) -> None:
+    """Both copies are audited and reported (the second copy is no longer dropped)."""
+    assert found(report, "duplicate-name") == {("dup_name", IMPOSTOR), ("dup_name", UNSAFE)}
+    assert [d.module for d in report.declarations if d.name == "dup_name"] == [IMPOSTOR,
+                                                                               UNSAFE]
+
+
+# --------------------------------------------------------------------------- names
+
+
+def test_kernel_builtins(report: AuditReport) -> None:
+    assert {("Nat.ble", BARE), ("Quot.lift", BARE), ("Lean.reduceBool", BARE), ("Nat", BARE),
+            ("Bool.true", BARE), ("Nat.log2", IMPOSTOR)} <= found(report, "kernel-builtin")
+    assert {d for d, _ in found(report, "kernel-builtin")} <= policy.KERNEL_BUILTINS
+
+
+def test_theorem_renamed_to_shadow_core(report: AuditReport) -> None:
+    assert ("Nat.add_comm", IMPOSTOR) in found(report, "core-name")
+    assert ("clean_here", IMPOSTOR) not in {(f.declaration, f.module) for f in report.findings}
+
+
+def test_stand_ins_for_core_types_are_core_names(report: AuditReport) -> None:
+    assert {("IO", META), ("Lean.Elab.Term.TermElab", META)} <= found(report, "core-name")
+
+
+# --------------------------------------------------------------------------- code
+
+
+def test_unsafe(report: AuditReport) -> None:
+    assert found(report, "unsafe") == {("uns", UNSAFE), ("badImpl", UNSAFE)}
+
+
+def test_partial_def_used_in_a_proof(report: AuditReport) -> None:
+    assert found(report, "partial") == {("loop", UNSAFE)}
+    assert ("loop_eq", UNSAFE) in found(report, "depends-on-finding")
+
+
+def test_implemented_by_swap_and_false_opaque(report: AuditReport) -> None:
+    assert found(report, "implemented-by") == {("safeLooking", UNSAFE), ("secretNat", UNSAFE)}
+    subjects = {f.declaration: f.subject for f in report.findings_of("implemented-by")}
+    assert subjects == {"safeLooking": "uns", "secretNat": "badImpl"}
+
+
+def test_extern(report: AuditReport) -> None:
+    (f,) = report.findings_of("extern")
+    assert (f.declaration, f.module, f.subject) == ("myAdd", UNSAFE, "lean_nat_add")
+
+
+def test_export(report: AuditReport) -> None:
+    assert found(report, "export") == {("exported", UNSAFE)}
+
+
+def test_csimp(report: AuditReport) -> None:
+    (f,) = report.findings_of("csimp")
+    assert (f.declaration, f.module, f.subject) == ("f1_eq_f2", UNSAFE, "f1 ↦ f2")
+
+
+def test_init_and_initialize(report: AuditReport) -> None:
+    assert found(report, "init") == {("hook", META), ("initialized", META)}
+
+
+def test_metaprograms(report: AuditReport) -> None:
+    meta = {f.declaration: f.subject for f in report.findings_of("metaprogram")}
+    assert meta["metaFn"] == "meta definition"
+    assert "term elaborator for termMyelab" in meta["myElab"]
+    assert "syntax (term parser)" in meta["termMyfalse"]
+    assert "syntax (term parser)" in meta["term⊥⊥"]
+    assert any("unexpander for False" in s for s in meta.values())
+    assert all(m == META for _, m in found(report, "metaprogram"))
+
+
+def test_macro_rewriting_statement_notation(report: AuditReport) -> None:
+    """`theorem looks_false : myfalse` states `True` after a `macro_rules`: the audit prints
+    what the term says, and reports both macros."""
+    assert report.by_name()["looks_false"].statement == "True"
+    macros = [f.declaration for f in report.findings_of("metaprogram")
+              if "macro for termMyfalse" in f.subject]
+    assert len(macros) == 2
+
+
+def test_instances_of_core_classes_on_core_types(report: AuditReport) -> None:
+    assert found(report, "core-instance") == {
+        ("myLE", META), ("localAdd", META), ("decEqNat'", META), ("Sc.scopedLE", META),
+        ("Nat.decEq", META)}
+    # control: an instance for the library's own type
+    assert ("instInhabitedColor", META) not in {(f.declaration, f.module)
+                                               for f in report.findings}
+    decls = report.by_name()
+    assert decls["one_add_one"].statement == "1 + 1 = 3"  # true under the local `Add Nat`
+    assert decls["five_le_two"].statement == "5 ≤ 2"
+    assert {("one_add_one", META), ("five_le_two", META)} <= found(report,
+                                                                  "depends-on-finding")
+
+
+def test_kernel_option_in_source(report: AuditReport) -> None:
+    (f,) = report.findings_of("kernel-option")
+    assert f.module == "Meta.lean" and f.subject.startswith("debug.skipKernelTC (")
+    line = int(f.subject.rsplit("line ", 1)[1])
+    assert "debug.skipKernelTC" in (SOURCES / "Meta.lean").read_text().splitlines()[line - 1]
+
+
+def _facts(**kw) -> LibraryFacts:
+    base = dict(modules=(), declared_in={}, reached={}, core_names=frozenset())
+    return LibraryFacts(**{**base, **kw})
+
+
+@pytest.mark.parametrize("text", [
+    "set_option debug.skipKernelTC true in\ntheorem t : True := trivial\n",
+    "set_option «debug».«skipKernelTC» true\n",
+    "def s := \"/-\"\nset_option debug.proofAsSorry true\n",  # a string hiding the rest
+    "leanOptions := #[⟨`debug.byAsSorry, true⟩]\n",  # a lakefile
+])
+def test_kernel_option_spellings(text: str) -> None:
+    (f,) = rules.rule_kernel_option(_facts(sources=(("X.lean", text),)))
+    assert f.rule == "kernel-option" and f.module == "X.lean"
+
+
+def test_kernel_option_control() -> None:
+    assert list(rules.rule_kernel_option(_facts(sources=(
+        ("X.lean", "set_option maxRecDepth 1000\n-- skipKernel is a word\n"),)))) == []
+
+
+def test_unvetted_extension_is_reported(tmp_path: Path, cache: Path) -> None:
+    """Planted: an extension name no rule knows (the bytes of a benign one, renamed in the
+    compiled file)."""
+    lib = tmp_path / "AuditFixture"
+    lib.mkdir()
+    for suffix in ("", ".server", ".private"):
+        data = (OLEAN / "AuditFixture" / f"Unsafe.olean{suffix}").read_bytes()
+        assert data.count(b"symbolFrequency") <= 1
+        (lib / f"Unsafe.olean{suffix}").write_bytes(data.replace(b"symbolFrequency",
+                                                                 b"symbolFrequencZ"))
+    r = audit_modules([UNSAFE], [tmp_path], core_dir=CORE, cache_dir=cache)
+    assert ("", UNSAFE, "symbolFrequencZ") in {(f.declaration, f.module, f.subject)
+                                               for f in r.findings_of("unvetted-extension")}
+
+
+def test_benign_and_trust_extension_lists_are_disjoint() -> None:
+    assert not policy.BENIGN_EXTENSIONS & set(policy.TRUST_EXTENSIONS)
+
+
+def test_forbidden_import_rule() -> None:
+    mf = ModuleFacts("L.A", "a.olean", (ImportRecord("Init", False, True, False),
+                                       ImportRecord("Lean.Elab.Command", False, True, False),
+                                       ImportRecord("L.B", False, True, False)),
+                     (), (), (), (), (), (), (), ())
+    other = ModuleFacts("L.B", "b.olean", (), (), (), (), (), (), (), (), ())
+    got = list(rules.rule_forbidden_import(_facts(modules=(mf, other))))
+    assert got == [Finding("", "L.A", "Lean.Elab.Command", "forbidden-import")]
+
+
+def test_every_rule_has_a_message_and_a_planted_defect() -> None:
+    """Each rule names, in its docstring, the fixture declaration that proves it fires."""
+    from pytools.lean.audit.records import RULE_MESSAGES
+
+    for rule in rules.RULES:
+        assert rules.rule_name(rule) in RULE_MESSAGES, rule
+        assert "Planted:" in (rule.__doc__ or ""), rule
+
+
+def test_findings_are_deterministic(report: AuditReport, cache: Path) -> None:
+    sources = [(f"{n}.lean", SOURCES / f"{n}.lean") for n in NAMES]
+    again = audit_modules(MODULES, [OLEAN], core_dir=CORE, root=IMPOSTOR, sources=sources,
+                          cache_dir=cache)
+    assert again.findings == report.findings == tuple(sorted_findings(report))
+
+
+def sorted_findings(report: AuditReport) -> list[Finding]:
+    return sorted(report.findings, key=lambda f: (f.module, f.declaration, f.rule, f.subject))
+
+
+def test_a_lookalike_core_module_on_the_search_path_is_not_read(tmp_path: Path,
+                                                                  cache: Path) -> None:
+    """Core's modules are read from the core folder first, as Lean does: a forged
+    `Init/Prelude.olean` earlier on the search path changes nothing."""
+    fake = tmp_path / "Init"
+    fake.mkdir()
+    shutil.copyfile(OLEAN / "AuditFixture" / "Bare.olean", fake / "Prelude.olean")
+    r = audit_modules([IMPOSTOR], [tmp_path, OLEAN], core_dir=CORE, cache_dir=cache)
+    assert dict(r.by_name()["two_pow_64_le_five"].constants)["LE.le"] == "Init.Prelude"
+    assert not r.findings_of("forbidden-import")
+
+
+def test_without_the_core_library_no_axiom_is_allowed(cache: Path) -> None:
+    """Identity, not names: without the verified core library, core's own `propext` cannot be
+    told from a look-alike, so it is reported (Defects' `hidden_sorry` uses `omega`)."""
+    d = "AuditFixture.Defects"
+    with_core = audit_modules([d], [OLEAN], core_dir=CORE, cache_dir=cache)
+    without = audit_modules([d], [OLEAN, CORE], cache_dir=cache)
+    assert not with_core.findings_of("axiom-identity")
+    assert any(f.subject == "propext" for f in without.findings_of("axiom-identity"))
+
+
+def test_a_changed_pin_is_an_identity_finding(monkeypatch, cache: Path) -> None:
+    """Planted: a pinned type hash that differs from core's `propext` (as a different type
+    would): the axiom is refused."""
+    pin = policy.ALLOWED_AXIOMS["propext"]
+    monkeypatch.setitem(policy.ALLOWED_AXIOMS, "propext",
+                        policy.AxiomPin(pin.module, "0" * 64))
+    r = audit_modules(["AuditFixture.Defects"], [OLEAN], core_dir=CORE, cache_dir=cache)
+    assert any(f.subject == "propext" for f in r.findings_of("axiom-identity"))
+
+
+def test_contributing_lists_every_rule() -> None:
+    """docs/CONTRIBUTING.md's forbidden list is the rules' list: no rule undocumented."""
+    text = (Path(__file__).parent.parent / "docs" / "CONTRIBUTING.md").read_text()
+    for rule in rules.RULES:
+        assert f"`{rules.rule_name(rule)}`" in text, rules.rule_name(rule)
+
+
+@pytest.mark.lean
+def test_real_library_has_no_finding_and_readable_statements() -> None:
+    """The library as built (CI builds it for `certify --check` before the Lean-backed tests):
+    every rule passes, and no published statement shows a hygienic name or `Exists fun`."""
+    from pytools.lean.audit.certificate import library_sources
+    from pytools.lean.modules import discover, topological_order
+    from pytools.results.registry import published_results
+
+    root = Path(__file__).parent.parent
+    build = root / ".lake" / "build" / "lib" / "lean"
+    if not (build / "Proofs.olean").is_file():
+        pytest.skip("the library is not built (run `python -m pytools build`)")
+    library = discover(root)
+    theorems = sorted({t for s in published_results() for t in s.theorems})
+    r = audit_modules(topological_order(library), [build], core_dir=CORE, root="Proofs",
+                      sources=library_sources(root, library), meanings_for=theorems,
+                      cache_dir=index_cache())
+    assert r.findings == (), [f.message() for f in r.findings]
+    by_name = r.by_name()
+    for name in theorems:
+        text = by_name[name].statement
+        assert "_@" not in text and "_hyg" not in text and "Exists fun" not in text, text
+    assert len(r.meanings) == len(theorems)
