@@ -3,10 +3,14 @@ module
 public import Proofs.Isolation.Floor
 public import Proofs.Ceiling.Cache
 public import Proofs.Ceiling.Belady
+public import Proofs.Ceiling.Lru
+public import Proofs.Ceiling.Count
 public import Proofs.Ceiling.Mooncake
+public import Proofs.Ceiling.MooncakeTrace
 public import Proofs.Kernel.Basic
 public import Proofs.Kernel.Table
 public import Proofs.Placement.Wall
+public import Proofs.Placement.Farthest
 
 /-!
 # Proofs: the limits of multi-tenant KV-cache sharing
@@ -16,10 +20,16 @@ The library's root: importing `Proofs` brings every published result.
 * `Proofs.Isolation.Floor` — zero-leak, full-reuse sharing of n blocks among T tenants
   needs 2^(T·n) isolation states (T^n with single owners); tight.
 * `Proofs.Ceiling.Cache` — every demand-fetch cache: hits + distinct ≤ |requests|, reached
-  with enough capacity; `Proofs.Ceiling.Mooncake` instantiates it on a public trace.
+  with enough capacity; from warm contents C, hits + |distinct(r) \ C| ≤ |requests|.
 * `Proofs.Ceiling.Belady` — Belady's farthest-next-use rule is optimal at every capacity.
+* `Proofs.Ceiling.Lru` — LRU is a stack algorithm: inclusion, monotone hits, stack distances.
+* `Proofs.Ceiling.Count` — a counting pass proved to compute (length, distinct) of a packed
+  stream; `Proofs.Ceiling.Mooncake` and `Proofs.Ceiling.MooncakeTrace` have the kernel count
+  the public claim's window and the whole Mooncake trace with it.
 * `Proofs.Kernel.Basic` — the single-owner state-movement kernel and its invariants;
   `Proofs.Kernel.Table` checks it against an independent reference on a finite domain.
 * `Proofs.Placement.Wall` — misses ≥ distinct blocks for every routing and policy; a pooled
   cache reaches the wall, per-instance caches cannot when blocks are shared.
+* `Proofs.Placement.Farthest` — on the committed instance, below the wall's capacity, the
+  kernel-run farthest-next-use cache misses exactly the wall: the optimum.
 -/
