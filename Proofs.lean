@@ -6,8 +6,8 @@ public import Proofs.Ceiling.Belady
 public import Proofs.Ceiling.Lru
 public import Proofs.Ceiling.Count
 public import Proofs.Ceiling.Mooncake
-public import Proofs.Ceiling.MooncakeTrace
-public import Proofs.Kernel.Basic
+public import Proofs.Kernel.Model
+public import Proofs.Kernel.Invariants
 public import Proofs.Kernel.Table
 public import Proofs.Placement.Wall
 public import Proofs.Placement.Farthest
@@ -21,15 +21,15 @@ The library's root: importing `Proofs` brings every published result.
   needs 2^(T·n) isolation states (T^n with single owners); tight.
 * `Proofs.Ceiling.Cache` — every demand-fetch cache: hits + distinct ≤ |requests|, reached
   with enough capacity; from warm contents C, hits + |distinct(r) \ C| ≤ |requests|.
-* `Proofs.Ceiling.Belady` — Belady's farthest-next-use rule is optimal at every capacity.
+* `Proofs.Ceiling.Belady` — Belady's farthest-next-use rule is optimal at every capacity,
+  and its hits are monotone in the capacity.
 * `Proofs.Ceiling.Lru` — LRU is a stack algorithm: inclusion, monotone hits, stack distances.
 * `Proofs.Ceiling.Count` — a counting pass proved to compute (length, distinct) of a packed
-  stream; `Proofs.Ceiling.Mooncake` and `Proofs.Ceiling.MooncakeTrace` have the kernel count
-  the public claim's window and the whole Mooncake trace with it.
-* `Proofs.Kernel.Basic` — the single-owner state-movement kernel and its invariants;
-  `Proofs.Kernel.Table` checks it against an independent reference on a finite domain.
+  stream; `Proofs.Ceiling.Mooncake` has the kernel count the public claim's window with it.
+* `Proofs.Kernel.Model` — the single-owner state-movement kernel and its finite-domain
+  checkers; `Proofs.Kernel.Invariants` — its theorems (one live owner, unreadable escrow,
+  stale transfers refused, ...); `Proofs.Kernel.Table` checks it against an independent
+  reference on a finite domain.
 * `Proofs.Placement.Wall` — misses ≥ distinct blocks for every routing and policy; a pooled
   cache reaches the wall, per-instance caches cannot when blocks are shared.
-* `Proofs.Placement.Farthest` — on the committed instance, below the wall's capacity, the
-  kernel-run farthest-next-use cache misses exactly the wall: the optimum.
 -/

@@ -1,4 +1,6 @@
-"""Benchmark of the ceiling tools (pytools.results.ceiling) on the Mooncake conversation trace (a script, not a test).
+"""Benchmark of the ceiling tools (pytools.results.ceiling) on the Mooncake conversation trace.
+
+A script, not a test.
 
 Times, on one core: parsing the file alone (baseline), then ceiling counts + LRU + Belady at
 one capacity, and prints the ratio to parsing. Reports CPU time (``time.process_time``,

@@ -196,7 +196,7 @@ def test_cli_table_and_exit_codes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name,aux", [
     ("KVCache.Isolation.two_pow_le_of_exact", False),
-    ("_private.Proofs.Kernel.Basic.0.KVCache.Kernel.helper", False),
+    ("_private.Proofs.Kernel.Model.0.KVCache.Kernel.helper", False),
     ("KVCache.Kernel.step.match_1", True),
     ("KVCache.Kernel.foo._proof_1", True),
     ("KVCache.Kernel.foo.proof_2", True),

@@ -44,7 +44,7 @@ variable {α : Type u} [DecidableEq α]
 /-! ## A maximum over a list -/
 
 /-- `maxOf f l`: the largest value of `f` on the list `l` (`0` on the empty list). -/
-noncomputable def maxOf (f : α → Nat) : List α → Nat
+def maxOf (f : α → Nat) : List α → Nat
   | [] => 0
   | y :: ys => max (f y) (maxOf f ys)
 
@@ -106,6 +106,7 @@ theorem length_le_of_nodup_of_subset : ∀ (l m : List α), l.Nodup → (∀ y �
 
 /-! ## The offline optimum -/
 
+-- noncomputable: `∈` and `List.erase` have no compiled code in the registry Lean.
 /-- `opt k c xs`: the most hits that any sequence of eviction choices scores on the requests
 `xs`, from cache contents `c`, with capacity `k`, under the model's demand-fetch rule (a hit
 keeps the cache; a miss inserts the requested block, evicting a cached block of our choice

@@ -47,12 +47,14 @@ universe u
 
 variable {α : Type u} [DecidableEq α]
 
+-- noncomputable: `∈` (through `instBEqOfDecidableEq`) has no compiled code in the registry Lean.
 /-- `distinctFrom seen l`: the number of positions of `l` holding a block that occurs
 neither in `seen` nor earlier in `l` (first occurrences, counted left to right). -/
 noncomputable def distinctFrom : List α → List α → Nat
   | _, [] => 0
   | seen, x :: xs => if x ∈ seen then distinctFrom seen xs else distinctFrom (x :: seen) xs + 1
 
+-- noncomputable: calls `distinctFrom`.
 /-- The number of distinct blocks of a stream (the number of first occurrences). It reduces
 in the kernel, so `decide` can evaluate it on a concrete list. -/
 noncomputable def distinct (l : List α) : Nat := distinctFrom [] l
@@ -64,6 +66,7 @@ structure Policy (α : Type u) where
   /-- Position of the block to evict (taken modulo the cache size). -/
   victim : List α → Nat → List α → α → Nat
 
+-- noncomputable: `∈` and `List.eraseIdx` have no compiled code in the registry Lean.
 /-- One demand-fetch step of a cache of capacity `k` on request `x` at step `i` of `r`:
 a hit keeps the cache; a miss inserts `x`, after evicting the policy's victim if the cache
 already holds `k` or more blocks. Nothing enters the cache except a requested, missed block. -/
@@ -73,15 +76,18 @@ noncomputable def step (k : Nat) (P : Policy α) (r : List α) (i : Nat) (c : Li
   else if c.length < k then x :: c
   else x :: c.eraseIdx (P.victim r i c x % c.length)
 
+-- noncomputable: `∈` (through `instBEqOfDecidableEq`) has no compiled code in the registry Lean.
 /-- Hits of the run over the remaining requests `xs`, starting at step `i` with cache `c`. -/
 noncomputable def hitsFrom (k : Nat) (P : Policy α) (r : List α) :
     Nat → List α → List α → Nat
   | _, _, [] => 0
   | i, c, x :: xs => (if x ∈ c then 1 else 0) + hitsFrom k P r (i + 1) (step k P r i c x) xs
 
+-- noncomputable: calls `hitsFrom`.
 /-- Number of hits of policy `P` with capacity `k` on the stream `r`, from an empty cache. -/
 noncomputable def hits (k : Nat) (P : Policy α) (r : List α) : Nat := hitsFrom k P r 0 [] r
 
+-- noncomputable: `∈` (through `instBEqOfDecidableEq`) has no compiled code in the registry Lean.
 /-- Evictions of the run over the remaining requests `xs`, from step `i` with cache `c`. -/
 noncomputable def evictionsFrom (k : Nat) (P : Policy α) (r : List α) :
     Nat → List α → List α → Nat
@@ -90,31 +96,35 @@ noncomputable def evictionsFrom (k : Nat) (P : Policy α) (r : List α) :
     (if x ∉ c ∧ k ≤ c.length then 1 else 0) +
       evictionsFrom k P r (i + 1) (step k P r i c x) xs
 
+-- noncomputable: calls `evictionsFrom`.
 /-- Number of evictions of policy `P` with capacity `k` on the stream `r`. -/
 noncomputable def evictions (k : Nat) (P : Policy α) (r : List α) : Nat :=
   evictionsFrom k P r 0 [] r
 
 /-- Position of the first occurrence of `y` in `l`, or `l.length` when `y` does not occur. -/
-noncomputable def firstPos (y : α) : List α → Nat
+def firstPos (y : α) : List α → Nat
   | [] => 0
   | z :: zs => if z = y then 0 else firstPos y zs + 1
 
 /-- `(position, score)` of the first element of `c` with the largest score `f`. -/
-noncomputable def argmaxBy (f : α → Nat) : List α → Nat × Nat
+def argmaxBy (f : α → Nat) : List α → Nat × Nat
   | [] => (0, 0)
   | y :: ys =>
     match argmaxBy f ys with
     | (j, s) => if s ≤ f y then (0, f y) else (j + 1, s)
 
+-- noncomputable: `List.drop` has no compiled code in the registry Lean.
 /-- Belady's offline policy: evict the cached block whose next request lies farthest in
 the future (a block never requested again counts as farthest). -/
 noncomputable def belady : Policy α where
   victim r i c _ := (argmaxBy (fun y => firstPos y (r.drop (i + 1))) c).1
 
+-- noncomputable: `List.take` has no compiled code in the registry Lean.
 /-- Least recently used: evict the cached block whose last request lies farthest back. -/
 noncomputable def lru : Policy α where
   victim r i c _ := (argmaxBy (fun y => firstPos y (r.take i).reverse) c).1
 
+-- noncomputable: `List.length` has no compiled code in the registry Lean.
 /-- First in, first out: the cache lists blocks newest first, so evict the last one. -/
 noncomputable def fifo : Policy α where
   victim _ _ c _ := c.length - 1
@@ -305,6 +315,7 @@ theorem hits_eq_unbounded (P : Policy α) (r : List α) :
 
 /-! ## Warm caches -/
 
+-- noncomputable: calls `hitsFrom`.
 /-- Hits of policy `P` with capacity `k` on the stream `r`, starting from the cache contents
 `C` (a warm cache). From an empty cache these are `hits` (`hits_eq_warmHits_nil`). -/
 noncomputable def warmHits (k : Nat) (P : Policy α) (C r : List α) : Nat := hitsFrom k P r 0 C r
@@ -360,7 +371,7 @@ theorem warmHits_add_distinct_sdiff_eq_of_le (k : Nat) (P : Policy α) (C r : Li
 
 /-- A stream on which LRU and FIFO are far from the ceiling and Belady reaches it:
 two hot blocks reused around scans of one-shot blocks, capacity 3. -/
-noncomputable def scanStream : List Nat := [1, 2, 10, 11, 1, 2, 12, 13, 1, 2]
+def scanStream : List Nat := [1, 2, 10, 11, 1, 2, 12, 13, 1, 2]
 
 /-- On `scanStream` at capacity 3: the ceiling is 4 hits, Belady gets 4, LRU and FIFO 0
 (checked by the kernel). -/

@@ -43,23 +43,25 @@ namespace KVCache.Ceiling.Packed
 /-! ## The packed format -/
 
 /-- `slots w m n`: the first `m` slots of width `w` of the number `n`, lowest slot first. -/
-noncomputable def slots (w : Nat) : Nat → Nat → List Nat
+def slots (w : Nat) : Nat → Nat → List Nat
   | 0, _ => []
   | m + 1, n => n % 2 ^ w :: slots w m (n / 2 ^ w)
 
 /-- The block held by a slot value: `0` is an empty slot, `v + 1` holds block `v`. -/
-noncomputable def slotBlock : Nat → Option Nat
+def slotBlock : Nat → Option Nat
   | 0 => none
   | v + 1 => some v
 
 /-- The blocks of one line `n`: its `m` slots of width `w`, empty slots skipped. -/
-noncomputable def lineBlocks (w m n : Nat) : List Nat := (slots w m n).filterMap slotBlock
+def lineBlocks (w m n : Nat) : List Nat := (slots w m n).filterMap slotBlock
 
+-- noncomputable: `++` (`List.append`) has no compiled code in the registry Lean.
 /-- The blocks of a list of lines, line after line. -/
 noncomputable def unpackLines (w m : Nat) : List Nat → List Nat
   | [] => []
   | n :: ns => lineBlocks w m n ++ unpackLines w m ns
 
+-- noncomputable: `++` (`List.append`) has no compiled code in the registry Lean.
 /-- The stream denoted by a list of pages of lines: the blocks of every line, in order. -/
 noncomputable def unpack (w m : Nat) : List (List Nat) → List Nat
   | [] => []
@@ -84,32 +86,32 @@ structure Counter where
 deriving DecidableEq
 
 /-- A reference to a block seen before. -/
-noncomputable def Counter.hit (s : Counter) : Counter := ⟨s.len + 1, s.dist, s.next, s.old, s.ok⟩
+def Counter.hit (s : Counter) : Counter := ⟨s.len + 1, s.dist, s.next, s.old, s.ok⟩
 
 /-- Visit block `x` below `base`: look it up in the bitmap. -/
-noncomputable def Counter.visitOld (s : Counter) (x : Nat) : Counter :=
+def Counter.visitOld (s : Counter) (x : Nat) : Counter :=
   cond (s.old.testBit x) s.hit ⟨s.len + 1, s.dist + 1, s.next, s.old ||| 2 ^ x, s.ok⟩
 
 /-- Visit block `x` from `base` on, not below `next`: it must be `next` itself. -/
-noncomputable def Counter.visitFresh (s : Counter) (x : Nat) : Counter :=
+def Counter.visitFresh (s : Counter) (x : Nat) : Counter :=
   cond (Nat.beq x s.next) ⟨s.len + 1, s.dist + 1, s.next + 1, s.old, s.ok⟩
     ⟨s.len + 1, s.dist, s.next, s.old, false⟩
 
 /-- Visit block `x` from `base` on. -/
-noncomputable def Counter.visitNew (s : Counter) (x : Nat) : Counter :=
+def Counter.visitNew (s : Counter) (x : Nat) : Counter :=
   cond (Nat.blt x s.next) s.hit (s.visitFresh x)
 
 /-- Visit one reference to block `x`. -/
-noncomputable def Counter.visit (base : Nat) (s : Counter) (x : Nat) : Counter :=
+def Counter.visit (base : Nat) (s : Counter) (x : Nat) : Counter :=
   cond (Nat.blt x base) (s.visitOld x) (s.visitNew x)
 
 /-- Visit the block in slot value `v`, if any (`0` is an empty slot). -/
-noncomputable def Counter.slot (base : Nat) (s : Counter) (v : Nat) : Counter :=
+def Counter.slot (base : Nat) (s : Counter) (v : Nat) : Counter :=
   cond (Nat.beq v 0) s (s.visit base (v - 1))
 
 /-- `s.force a` is `a`; reducing it makes the kernel evaluate the fields of `s` first, which
 keeps it from building long chains of pending additions and projections. -/
-noncomputable def Counter.force (s a : Counter) : Counter :=
+def Counter.force (s a : Counter) : Counter :=
   cond s.ok
     (match s.len + s.dist + s.next + s.old with
       | 0 => a
@@ -124,11 +126,13 @@ theorem Counter.force_eq (s a : Counter) : s.force a = a := by
   · simp only [cond_true]
     split <;> rfl
 
+-- noncomputable: `Nat.rec` has no compiled code in the registry Lean (`Nat.recCompiled`).
 /-- Visit the `m` slots of width `w` of the line `n`, lowest first. -/
 noncomputable def line (w base m : Nat) : Nat → Counter → Counter :=
   Nat.rec (motive := fun _ => Nat → Counter → Counter) (fun _ s => s)
     (fun _ ih n s => ih (n / 2 ^ w) (s.slot base (n % 2 ^ w))) m
 
+-- noncomputable: calls `line`.
 /-- Visit every line of a page in turn. -/
 noncomputable def runLines (w m base : Nat) (ns : List Nat) : Counter → Counter :=
   List.rec (motive := fun _ => Counter → Counter) (fun s => s)
@@ -136,6 +140,7 @@ noncomputable def runLines (w m base : Nat) (ns : List Nat) : Counter → Counte
       let s' := line w base m n s
       s'.force (ih s')) ns
 
+-- noncomputable: calls `runLines`.
 /-- Visit every page in turn. -/
 noncomputable def run (w m base : Nat) (ps : List (List Nat)) : Counter → Counter :=
   List.rec (motive := fun _ => Counter → Counter) (fun s => s)
@@ -143,6 +148,7 @@ noncomputable def run (w m base : Nat) (ps : List (List Nat)) : Counter → Coun
       let s' := runLines w m base p s
       s'.force (ih s')) ps
 
+-- noncomputable: calls `run`.
 /-- The counting pass over the packed stream `ps` (slot width `w`, `m` slots a line, bitmap
 below `base`), from an empty counter. -/
 noncomputable def count (w m base : Nat) (ps : List (List Nat)) : Counter :=

@@ -38,6 +38,7 @@ variable {α : Type u} [DecidableEq α]
 
 /-! ## Runs request by request -/
 
+-- noncomputable: calls `step`.
 /-- The cache contents of policy `P` at capacity `k` after the first `n` requests of `r`,
 starting from an empty cache (positions past the end of `r` change nothing). -/
 noncomputable def cacheAt (k : Nat) (P : Policy α) (r : List α) : Nat → List α
@@ -47,6 +48,7 @@ noncomputable def cacheAt (k : Nat) (P : Policy α) (r : List α) : Nat → List
     | some x => step k P r n (cacheAt k P r n) x
     | none => cacheAt k P r n
 
+-- noncomputable: calls `cacheAt`.
 /-- Whether the request at position `j` of `r` hits in the run of `P` at capacity `k`. -/
 noncomputable def hitAt (k : Nat) (P : Policy α) (r : List α) (j : Nat) : Bool :=
   match r[j]? with
@@ -105,6 +107,7 @@ theorem cacheAt_zero (P : Policy α) (r : List α) : ∀ n,
 
 /-! ## The LRU stack -/
 
+-- noncomputable: `List.erase` has no compiled code in the registry Lean (`List.eraseTR.go`).
 /-- The LRU stack of a history `h` listed most recent first: the distinct blocks of `h`,
 most recently requested first. -/
 noncomputable def lruStack : List α → List α
@@ -312,6 +315,7 @@ theorem lru_hits_mono {k k' : Nat} (h : k ≤ k') (r : List α) :
   | refl => exact Nat.le_refl _
   | step _ ih => exact Nat.le_trans ih (lru_hits_le_succ _ r)
 
+-- noncomputable: `List.take` and `∈` have no compiled code in the registry Lean.
 /-- The stack distance of the request at position `i` of `r`: the (1-based) position of its
 block in the LRU stack of the requests before `i`, i.e. the number of distinct blocks
 requested since its previous request, itself included; `none` for a first request (and past

@@ -144,6 +144,7 @@ theorem eq_of_digit_eq (m k : Nat) : ∀ (x y : Nat), x < m ^ k → y < m ^ k �
       _ = m * (y / m) + y % m := by rw [hq, h0]
       _ = y := Nat.div_add_mod y m
 
+-- noncomputable: `Fin.succ` has no compiled code in the registry Lean.
 /-- The number whose `k` base-`m` digits are `φ 0, φ 1, …` (least significant first). -/
 noncomputable def ofDigitsNat (m : Nat) : (k : Nat) → (Fin k → Fin m) → Nat
   | 0, _ => 0
@@ -193,6 +194,7 @@ theorem base_pos {m k : Nat} (x : Fin (m ^ k)) (i : Fin k) : 0 < m :=
 def toDigits {m k : Nat} (x : Fin (m ^ k)) (i : Fin k) : Fin m :=
   ⟨digit m i x, Nat.mod_lt _ (base_pos x i)⟩
 
+-- noncomputable: calls `ofDigitsNat`.
 /-- The number below `m ^ k` with the given `k` base-`m` digits. -/
 noncomputable def ofDigits {m k : Nat} (φ : Fin k → Fin m) : Fin (m ^ k) :=
   ⟨ofDigitsNat m k φ, ofDigitsNat_lt m k φ⟩
@@ -367,6 +369,7 @@ def fin2OfBool (c : Bool) : Fin 2 := if c then ⟨1, by decide⟩ else ⟨0, by 
 theorem bitOf_fin2OfBool (c : Bool) : bitOf (fin2OfBool c) = c := by
   cases c <;> rfl
 
+-- noncomputable: calls `ofDigits`.
 /-- A row of rights written as a number below `2 ^ n`, one bit per block. -/
 noncomputable def rowCode {n : Nat} (r : Fin n → Bool) : Fin (2 ^ n) :=
   ofDigits (fun b => fin2OfBool (r b))
@@ -378,6 +381,7 @@ theorem rowOf_rowCode {n : Nat} (r : Fin n → Bool) : rowOf (rowCode r) = r := 
   rw [toDigits_ofDigits]
   exact bitOf_fin2OfBool (r b)
 
+-- noncomputable: calls `ofDigits` and `rowCode`.
 /-- The binary design: the rights matrix is stored as the number whose base-`2 ^ n` digit `t`
 is row `t` written in binary (so bit `t * n + b` is `M t b`), and `serve` reads that bit back. -/
 noncomputable def binaryDesign (T n : Nat) : Design T n ((2 ^ n) ^ T) where
@@ -472,6 +476,7 @@ at least `T ^ n` states. -/
 theorem pow_le_of_ownerExact (D : OwnerDesign T n s) (h : D.Exact) : T ^ n ≤ s :=
   pow_le_of_injective D.encode (OwnerDesign.encode_injective_of_exact h)
 
+-- noncomputable: calls `ofDigits`.
 /-- The digit design: the owner map is stored as the number whose base-`T` digit `b` is the owner
 of block `b`; `serve` compares that digit with the tenant. -/
 noncomputable def digitDesign (T n : Nat) : OwnerDesign T n (T ^ n) where

@@ -46,31 +46,32 @@ namespace KVCache.Placement
 /-! ## Farthest-next-use with sizes -/
 
 /-- Total size in KV pages of the blocks of a cache. -/
-noncomputable def pagesOf (size : Nat → Nat) : List Nat → Nat
+def pagesOf (size : Nat → Nat) : List Nat → Nat
   | [] => 0
   | j :: c => size j + pagesOf size c
 
 /-- The next use of block `j` in the future `f`: its first position, or `f.length` when `j`
 is never requested again. -/
-noncomputable def nextUse (j : Nat) : List Nat → Nat
+def nextUse (j : Nat) : List Nat → Nat
   | [] => 0
   | b :: f => if b = j then 0 else nextUse j f + 1
 
 /-- Whether block `j` is evicted before block `i`: its next use is farther, or as far and
 it is larger, or as far, as large and its id is smaller. -/
-noncomputable def evictsBefore (size : Nat → Nat) (f : List Nat) (j i : Nat) : Bool :=
+def evictsBefore (size : Nat → Nat) (f : List Nat) (j i : Nat) : Bool :=
   decide (nextUse i f < nextUse j f) ||
     (decide (nextUse i f = nextUse j f) &&
       (decide (size i < size j) || (decide (size i = size j) && decide (j < i))))
 
 /-- The cached block to evict first (`none` for an empty cache). -/
-noncomputable def pick (size : Nat → Nat) (f : List Nat) : List Nat → Option Nat
+def pick (size : Nat → Nat) (f : List Nat) : List Nat → Option Nat
   | [] => none
   | j :: c =>
     match pick size f c with
     | none => some j
     | some i => if evictsBefore size f j i then some j else some i
 
+-- noncomputable: `List.erase` has no compiled code in the registry Lean (`List.eraseTR.go`).
 /-- Evict blocks in `pick` order until the cache holds at most `cap` pages (`n` bounds the
 number of evictions). -/
 noncomputable def evictUntil (size : Nat → Nat) (cap : Nat) (f : List Nat) :
@@ -83,6 +84,7 @@ noncomputable def evictUntil (size : Nat → Nat) (cap : Nat) (f : List Nat) :
       | none => c
       | some v => evictUntil size cap f n (c.erase v)
 
+-- noncomputable: `∈` and `List.length` have no compiled code in the registry Lean.
 /-- Farthest-next-use with sizes: serve the request (fetching the block on a miss), then
 evict farthest-next-use blocks until at most `cap` pages remain. -/
 noncomputable def farthest (size : Nat → Nat) (cap : Nat) : Policy Nat where
@@ -110,7 +112,7 @@ theorem pick_mem (size : Nat → Nat) (f : List Nat) :
         exact List.mem_cons_self
       · rw [if_neg he] at h
         cases h
-        exact List.mem_cons_of_mem _ (pick_mem size f c i hp)
+        exact List.mem_cons_of_mem _ (pick_mem size f c _ hp)
 
 /-- `pick` chooses nothing only in an empty cache. -/
 theorem pick_eq_none (size : Nat → Nat) (f : List Nat) :
@@ -225,6 +227,7 @@ def instanceFarthestMisses : Nat := 14
 
 -- END GENERATED
 
+-- noncomputable: `List.getD` has no compiled code in the registry Lean.
 /-- Size in KV pages of block `j` of the instance. -/
 noncomputable def instanceSize (j : Nat) : Nat := instanceSizes.getD j 0
 

@@ -61,21 +61,19 @@ namespace KVCache.Placement
 
 variable {α : Type} [DecidableEq α] {H : Type} [DecidableEq H]
 
-/-! ## Distinct blocks and a one-copy removal -/
+/-! ## Distinct blocks -/
 
+-- noncomputable: `∈` (through `instBEqOfDecidableEq`) has no compiled code in the registry Lean.
 /-- The distinct blocks of a list (the last occurrence of each is kept). -/
 noncomputable def dedup : List α → List α
   | [] => []
   | b :: rest => if b ∈ rest then dedup rest else b :: dedup rest
 
+-- noncomputable: `List.length` has no compiled code in the registry Lean.
 /-- The wall: the number of distinct blocks in a request stream. -/
 noncomputable def wall (r : List α) : Nat := (dedup r).length
 
-/-- Remove the first copy of `a` from a list. -/
-noncomputable def drop1 (a : α) : List α → List α
-  | [] => []
-  | x :: xs => if x = a then xs else x :: drop1 a xs
-
+/-- A block is among the distinct blocks exactly when it occurs in the list. -/
 theorem mem_dedup (x : α) (r : List α) : x ∈ dedup r ↔ x ∈ r := by
   induction r with
   | nil => simp [dedup]
@@ -92,6 +90,7 @@ theorem mem_dedup (x : α) (r : List α) : x ∈ dedup r ↔ x ∈ r := by
     · simp only [dedup]
       rw [if_neg h, List.mem_cons, List.mem_cons, ih]
 
+/-- The distinct blocks are duplicate-free. -/
 theorem nodup_dedup (r : List α) : (dedup r).Nodup := by
   induction r with
   | nil => simp [dedup]
@@ -104,78 +103,22 @@ theorem nodup_dedup (r : List α) : (dedup r).Nodup := by
       rw [if_neg h]
       exact List.nodup_cons.mpr ⟨fun hb => h ((mem_dedup b rest).mp hb), ih⟩
 
-theorem length_drop1 (a : α) (l : List α) : a ∈ l → (drop1 a l).length + 1 = l.length := by
-  induction l with
-  | nil => intro h; simp at h
-  | cons x xs ih =>
-    intro h
-    simp only [drop1]
-    by_cases hx : x = a
-    · rw [if_pos hx]; simp
-    · rw [if_neg hx]
-      have hxs : a ∈ xs := by
-        rcases List.mem_cons.mp h with e | e
-        · exact absurd e.symm hx
-        · exact e
-      have := ih hxs
-      simp only [List.length_cons]
-      omega
+/-- If `b` occurs in `l₁` and in `l₂`, a copy of `b` survives removing one copy of `b` from
+`l₁ ++ l₂`. -/
+theorem mem_erase_append_left (b : α) (l₂ : List α) (hb : b ∈ l₂) (l₁ : List α) :
+    b ∈ l₁ → b ∈ (l₁ ++ l₂).erase b := by
+  intro h
+  rw [List.erase_append_left l₂ h]
+  exact List.mem_append.mpr (Or.inr hb)
 
-theorem mem_of_mem_drop1 (a x : α) (l : List α) : x ∈ drop1 a l → x ∈ l := by
-  induction l with
-  | nil => intro h; simp [drop1] at h
-  | cons y ys ih =>
-    intro h
-    simp only [drop1] at h
-    by_cases hy : y = a
-    · rw [if_pos hy] at h; exact List.mem_cons.mpr (Or.inr h)
-    · rw [if_neg hy] at h
-      rcases List.mem_cons.mp h with e | e
-      · exact List.mem_cons.mpr (Or.inl e)
-      · exact List.mem_cons.mpr (Or.inr (ih e))
-
-theorem mem_drop1_of_ne (a x : α) (l : List α) : x ≠ a → x ∈ l → x ∈ drop1 a l := by
-  induction l with
-  | nil => intro _ h; simp at h
-  | cons y ys ih =>
-    intro hne h
-    simp only [drop1]
-    by_cases hy : y = a
-    · rw [if_pos hy]
-      rcases List.mem_cons.mp h with e | e
-      · exact absurd (e.trans hy) hne
-      · exact e
-    · rw [if_neg hy]
-      rcases List.mem_cons.mp h with e | e
-      · exact List.mem_cons.mpr (Or.inl e)
-      · exact List.mem_cons.mpr (Or.inr (ih hne e))
-
-theorem mem_drop1_append (b : α) (l₂ : List α) (hb : b ∈ l₂) (l₁ : List α) :
-    b ∈ l₁ → b ∈ drop1 b (l₁ ++ l₂) := by
-  induction l₁ with
-  | nil => intro h; simp at h
-  | cons x xs ih =>
-    intro h
-    rw [List.cons_append]
-    simp only [drop1]
-    by_cases hx : x = b
-    · rw [if_pos hx]; exact List.mem_append.mpr (Or.inr hb)
-    · rw [if_neg hx]
-      rcases List.mem_cons.mp h with e | e
-      · exact absurd e.symm hx
-      · exact List.mem_cons.mpr (Or.inr (ih e))
-
-theorem mem_drop1_append_right (b : α) (l₂ : List α) (hb : b ∈ drop1 b l₂) (l₁ : List α) :
-    b ∈ drop1 b (l₁ ++ l₂) := by
-  induction l₁ with
-  | nil => rw [List.nil_append]; exact hb
-  | cons x xs ih =>
-    rw [List.cons_append]
-    simp only [drop1]
-    by_cases hx : x = b
-    · rw [if_pos hx]
-      exact List.mem_append.mpr (Or.inr (mem_of_mem_drop1 b b l₂ hb))
-    · rw [if_neg hx]; exact List.mem_cons.mpr (Or.inr ih)
+/-- If a copy of `b` survives removing one copy of `b` from `l₂`, one survives in
+`l₁ ++ l₂`. -/
+theorem mem_erase_append_right (b : α) (l₂ : List α) (hb : b ∈ l₂.erase b) (l₁ : List α) :
+    b ∈ (l₁ ++ l₂).erase b := by
+  by_cases h : b ∈ l₁
+  · exact mem_erase_append_left b l₂ (List.mem_of_mem_erase hb) l₁ h
+  · rw [List.erase_append_right l₂ h]
+    exact List.mem_append.mpr (Or.inr hb)
 
 /-- A duplicate-free list contained in `m` is no longer than `m`. -/
 theorem length_le_of_nodup_of_subset (l : List α) :
@@ -187,27 +130,30 @@ theorem length_le_of_nodup_of_subset (l : List α) :
     have ha : a ∉ l := (List.nodup_cons.mp hnd).1
     have hl : l.Nodup := (List.nodup_cons.mp hnd).2
     have ham : a ∈ m := hsub a (List.mem_cons.mpr (Or.inl rfl))
-    have hsub' : ∀ x ∈ l, x ∈ drop1 a m := by
+    have hsub' : ∀ x ∈ l, x ∈ m.erase a := by
       intro x hx
       have hne : x ≠ a := by
         intro e; rw [e] at hx; exact ha hx
-      exact mem_drop1_of_ne a x m hne (hsub x (List.mem_cons.mpr (Or.inr hx)))
-    have h1 := ih (drop1 a m) hl hsub'
-    have h2 := length_drop1 a m ham
+      exact (List.mem_erase_of_ne hne).mpr (hsub x (List.mem_cons.mpr (Or.inr hx)))
+    have h1 := ih (m.erase a) hl hsub'
+    have h2 := List.length_erase_of_mem ham
+    have h3 := List.length_pos_of_mem ham
     simp only [List.length_cons]
     omega
 
-/-- If moreover `m` still contains `b` after one copy of `b` is removed, `l` is strictly
-shorter than `m`. -/
+/-- If moreover `m` still contains `b` after one copy of `b` is removed (`m.erase b`), `l` is
+strictly shorter than `m`. -/
 theorem length_lt_of_nodup_of_subset_of_dup (l m : List α) (b : α) (hnd : l.Nodup)
-    (hsub : ∀ x ∈ l, x ∈ m) (hb : b ∈ drop1 b m) : l.length < m.length := by
-  have hsub' : ∀ x ∈ l, x ∈ drop1 b m := by
+    (hsub : ∀ x ∈ l, x ∈ m) (hb : b ∈ m.erase b) : l.length < m.length := by
+  have hsub' : ∀ x ∈ l, x ∈ m.erase b := by
     intro x hx
     by_cases e : x = b
     · rw [e]; exact hb
-    · exact mem_drop1_of_ne b x m e (hsub x hx)
-  have h1 := length_le_of_nodup_of_subset l (drop1 b m) hnd hsub'
-  have h2 := length_drop1 b m (mem_of_mem_drop1 b b m hb)
+    · exact (List.mem_erase_of_ne e).mpr (hsub x hx)
+  have h1 := length_le_of_nodup_of_subset l (m.erase b) hnd hsub'
+  have hm := List.mem_of_mem_erase hb
+  have h2 := List.length_erase_of_mem hm
+  have h3 := List.length_pos_of_mem hm
   omega
 
 /-! ## One cache -/
@@ -215,6 +161,8 @@ theorem length_lt_of_nodup_of_subset_of_dup (l m : List α) (b : α) (hnd : l.No
 /-- A replacement policy: from the current cache contents, the requested block and the
 remaining future requests, the cache contents after serving the request. -/
 structure Policy (α : Type) where
+  /-- `step c b f`: the cache contents after serving a request for `b` with contents `c` and
+  future requests `f`. -/
   step : List α → α → List α → List α
 
 /-- Demand fetch: after serving a request for `b`, the cache holds only `b` and blocks it
@@ -222,6 +170,7 @@ already held. -/
 def DemandFetch (P : Policy α) : Prop :=
   ∀ (c : List α) (b : α) (f : List α) (x : α), x ∈ P.step c b f → x = b ∨ x ∈ c
 
+-- noncomputable: `∈` (through `instBEqOfDecidableEq`) has no compiled code in the registry Lean.
 /-- The requests of `r` that miss, serving `r` with policy `P` from cache contents `c`. -/
 noncomputable def missed (P : Policy α) : List α → List α → List α
   | _, [] => []
@@ -229,12 +178,13 @@ noncomputable def missed (P : Policy α) : List α → List α → List α
     if b ∈ c then missed P (P.step c b rest) rest
     else b :: missed P (P.step c b rest) rest
 
+-- noncomputable: `List.length` has no compiled code in the registry Lean.
 /-- The number of misses serving `r` with policy `P` from cache contents `c`. -/
 noncomputable def misses (P : Policy α) (c r : List α) : Nat := (missed P c r).length
 
 /-- The successive cache contents while serving `r` with `P` from `c` (first and last
 included). -/
-noncomputable def states (P : Policy α) : List α → List α → List (List α)
+def states (P : Policy α) : List α → List α → List (List α)
   | c, [] => [c]
   | c, b :: rest => c :: states P (P.step c b rest) rest
 
@@ -279,14 +229,17 @@ theorem wall_le_misses (P : Policy α) (hP : DemandFetch P) (r : List α) :
   intro x hx
   exact mem_missed P hP r [] x ((mem_dedup x r).mp hx) (by simp)
 
+-- noncomputable: `∈` (through `instBEqOfDecidableEq`) has no compiled code in the registry Lean.
 /-- The policy that keeps every block it has fetched (an unbounded cache). -/
 noncomputable def keepAll : Policy α := ⟨fun c b _ => if b ∈ c then c else b :: c⟩
 
+/-- Keep-everything leaves the cache unchanged on a hit. -/
 theorem keepAll_step_of_mem (c : List α) (b : α) (f : List α) (hb : b ∈ c) :
     (keepAll : Policy α).step c b f = c := by
   change (if b ∈ c then c else b :: c) = c
   rw [if_pos hb]
 
+/-- Keep-everything adds the requested block on a miss. -/
 theorem keepAll_step_of_not_mem (c : List α) (b : α) (f : List α) (hb : b ∉ c) :
     (keepAll : Policy α).step c b f = b :: c := by
   change (if b ∈ c then c else b :: c) = b :: c
@@ -339,6 +292,8 @@ theorem keepAll_misses_eq_wall (r : List α) : misses keepAll [] r = wall r := b
     intro x hx
     exact (hmem x).mpr ⟨(mem_dedup x r).mp hx, by simp⟩
 
+/-- Every cache state of keep-everything, from duplicate-free contents `c`, is duplicate-free
+and holds only blocks of `c` or of `r`. -/
 theorem keepAll_states (r : List α) : ∀ c : List α, c.Nodup →
     ∀ s ∈ states keepAll c r, s.Nodup ∧ ∀ x ∈ s, x ∈ c ∨ x ∈ r := by
   induction r with
@@ -387,40 +342,45 @@ theorem keepAll_fitsIn_of_wall_le (r : List α) (cap : Nat) (hcap : wall r ≤ c
 /-! ## Hosts: pooled versus per-instance caches -/
 
 /-- The block stream of a routed trace (what a pooled cache serves). -/
-noncomputable def blocks : List (H × α) → List α
+def blocks : List (H × α) → List α
   | [] => []
   | (_, y) :: t => y :: blocks t
 
 /-- The sub-stream that the router sends to host `h` (what `h`'s own cache serves). -/
-noncomputable def onHost (h : H) : List (H × α) → List α
+def onHost (h : H) : List (H × α) → List α
   | [] => []
   | (g, y) :: t => if g = h then y :: onHost h t else onHost h t
 
 /-- A sum over a list of hosts. -/
-noncomputable def sumOver (f : H → Nat) : List H → Nat
+def sumOver (f : H → Nat) : List H → Nat
   | [] => 0
   | h :: hs => f h + sumOver f hs
 
+-- noncomputable: calls `misses`.
 /-- Misses of one pooled cache, run with policy `P` from cold, on the whole trace. -/
 noncomputable def pooledMisses (P : Policy α) (t : List (H × α)) : Nat :=
   misses P [] (blocks t)
 
+-- noncomputable: calls `misses`.
 /-- Misses of per-instance caches: host `h` runs its own cache with policy `P h`, from cold,
 on its own sub-stream; summed over `hosts`. -/
 noncomputable def perInstanceMisses (P : H → Policy α) (hosts : List H)
     (t : List (H × α)) : Nat :=
   sumOver (fun h => misses (P h) [] (onHost h t)) hosts
 
+-- noncomputable: calls `wall`.
 /-- The sum over hosts of the number of distinct blocks each host sees. -/
 noncomputable def hostWalls (hosts : List H) (t : List (H × α)) : Nat :=
   sumOver (fun h => wall (onHost h t)) hosts
 
+-- noncomputable: `++` (`List.append`) has no compiled code in the registry Lean.
 /-- The per-host distinct lists, concatenated. -/
 noncomputable def gather (t : List (H × α)) : List H → List α
   | [] => []
   | h :: hs => dedup (onHost h t) ++ gather t hs
 
 omit [DecidableEq α] [DecidableEq H] in
+/-- Every block of the pooled stream was requested on some host. -/
 theorem exists_of_mem_blocks (t : List (H × α)) (x : α) :
     x ∈ blocks t → ∃ h, (h, x) ∈ t := by
   induction t with
@@ -435,6 +395,7 @@ theorem exists_of_mem_blocks (t : List (H × α)) (x : α) :
       exact ⟨h, List.mem_cons.mpr (Or.inr hh)⟩
 
 omit [DecidableEq α] in
+/-- A block is in host `h`'s sub-stream exactly when it was requested on `h`. -/
 theorem mem_onHost (h : H) (x : α) (t : List (H × α)) : x ∈ onHost h t ↔ (h, x) ∈ t := by
   induction t with
   | nil => simp [onHost]
@@ -449,6 +410,7 @@ theorem mem_onHost (h : H) (x : α) (t : List (H × α)) : x ∈ onHost h t ↔ 
       have hg' : h ≠ g := fun e => hg e.symm
       simp [ih, hg']
 
+/-- `gather` has exactly `hostWalls` entries. -/
 theorem length_gather (t : List (H × α)) (hs : List H) :
     (gather t hs).length = hostWalls hs t := by
   induction hs with
@@ -457,6 +419,7 @@ theorem length_gather (t : List (H × α)) (hs : List H) :
     simp only [gather, hostWalls, sumOver, List.length_append, wall] at ih ⊢
     rw [ih]
 
+/-- A block requested on a listed host is in `gather`. -/
 theorem mem_gather (t : List (H × α)) (h : H) (x : α) (hx : x ∈ onHost h t) (hs : List H) :
     h ∈ hs → x ∈ gather t hs := by
   induction hs with
@@ -468,9 +431,11 @@ theorem mem_gather (t : List (H × α)) (h : H) (x : α) (hx : x ∈ onHost h t)
     · rw [← e]; exact List.mem_append.mpr (Or.inl ((mem_dedup x _).mpr hx))
     · exact List.mem_append.mpr (Or.inr (ih e))
 
-theorem mem_drop1_gather (t : List (H × α)) (b : α) (h₁ h₂ : H) (hne : h₁ ≠ h₂)
+/-- A block requested on two different listed hosts occurs twice in `gather`: a copy survives
+removing one. -/
+theorem mem_erase_gather (t : List (H × α)) (b : α) (h₁ h₂ : H) (hne : h₁ ≠ h₂)
     (hb₁ : (h₁, b) ∈ t) (hb₂ : (h₂, b) ∈ t) (hs : List H) :
-    h₁ ∈ hs → h₂ ∈ hs → b ∈ drop1 b (gather t hs) := by
+    h₁ ∈ hs → h₂ ∈ hs → b ∈ (gather t hs).erase b := by
   induction hs with
   | nil => intro hh; simp at hh
   | cons g hs ih =>
@@ -484,14 +449,15 @@ theorem mem_drop1_gather (t : List (H × α)) (b : α) (h₁ h₂ : H) (hne : h�
         · exact absurd (e₁.trans e.symm) hne
         · exact e
       rw [← e₁]
-      exact mem_drop1_append b _ (mem_gather t h₂ b ((mem_onHost h₂ b t).mpr hb₂) hs h2hs) _ in₁
+      exact mem_erase_append_left b _
+        (mem_gather t h₂ b ((mem_onHost h₂ b t).mpr hb₂) hs h2hs) _ in₁
     · have h1hs : h₁ ∈ hs := (List.mem_cons.mp hh₁).resolve_left e₁
       by_cases e₂ : h₂ = g
       · rw [← e₂]
-        exact mem_drop1_append b _
+        exact mem_erase_append_left b _
           (mem_gather t h₁ b ((mem_onHost h₁ b t).mpr hb₁) hs h1hs) _ in₂
       · have h2hs : h₂ ∈ hs := (List.mem_cons.mp hh₂).resolve_left e₂
-        exact mem_drop1_append_right b _ (ih h1hs h2hs) _
+        exact mem_erase_append_right b _ (ih h1hs h2hs) _
 
 omit [DecidableEq H] in
 /-- **Pooled wall.** A pooled cache (one cache shared by all hosts), under any routing, any
@@ -536,7 +502,7 @@ theorem wall_lt_hostWalls_of_shared (hosts : List H) (t : List (H × α))
   · intro x hx
     obtain ⟨h, hh⟩ := exists_of_mem_blocks t x ((mem_dedup x _).mp hx)
     exact mem_gather t h x ((mem_onHost h x t).mpr hh) hosts (hcov (h, x) hh)
-  · exact mem_drop1_gather t b h₁ h₂ hne hb₁ hb₂ hosts (hcov (h₁, b) hb₁) (hcov (h₂, b) hb₂)
+  · exact mem_erase_gather t b h₁ h₂ hne hb₁ hb₂ hosts (hcov (h₁, b) hb₁) (hcov (h₂, b) hb₂)
 
 /-- **Per-instance wall.** Per-instance caches, under any routing (to listed hosts), any
 demand-fetch policies and any capacities, miss at least the wall. -/

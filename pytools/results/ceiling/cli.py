@@ -87,7 +87,8 @@ def sweep_cmd(file: Path, out_dir: Path) -> None:
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
               default=None, help="Output (default: Proofs/Ceiling/Mooncake.lean).")
 def lean_instance_cmd(file: Path, out: Path | None) -> None:
-    """Generate the Lean instance (counts, ceiling fraction, kernel-checked excerpt)."""
+    """Generate the Lean module of the claim's window (counted by the kernel) and the whole
+    trace's ceiling fraction."""
     target = out or project_root() / "Proofs" / "Ceiling" / "Mooncake.lean"
     try:
         write_lean_instance(file, target)
