@@ -102,14 +102,16 @@ theorem changed_block :
     }
     out = ["module", "", "public import Proofs.Ceiling.Mooncake",
            "public import Proofs.Placement.Farthest", "",
-           "open KVCache.Ceiling.Packed KVCache.Ceiling.Mooncake KVCache.Placement", ""]
+           "open KVCache.Ceiling.Packed KVCache.Ceiling.Mooncake KVCache.Placement", "",
+           "namespace Planted", ""]
     ranges = {}
     for name, block in blocks.items():
         start = len(out) + 1
         out.extend(block.splitlines())
         ranges[name] = (start, len(out))
         out.append("")
-    return "\n".join(out), ranges
+    out.append("end Planted")
+    return "\n".join(out) + "\n", ranges
 
 
 @pytest.fixture(scope="module")
