@@ -2,8 +2,7 @@ module
 
 public import Proofs.Isolation.Floor
 public import Proofs.Ceiling.Cache
-public import Proofs.Ceiling.Belady
-public import Proofs.Ceiling.Lru
+public import Proofs.Ceiling.Policies
 public import Proofs.Ceiling.Count
 public import Proofs.Ceiling.Mooncake
 public import Proofs.Kernel.Model
@@ -21,9 +20,9 @@ The library's root: importing `Proofs` brings every published result.
   needs 2^(T·n) isolation states (T^n with single owners); tight.
 * `Proofs.Ceiling.Cache` — every demand-fetch cache: hits + distinct ≤ |requests|, reached
   with enough capacity; from warm contents C, hits + |distinct(r) \ C| ≤ |requests|.
-* `Proofs.Ceiling.Belady` — Belady's farthest-next-use rule is optimal at every capacity,
-  and its hits are monotone in the capacity.
-* `Proofs.Ceiling.Lru` — LRU is a stack algorithm: inclusion, monotone hits, stack distances.
+* `Proofs.Ceiling.Policies` — Belady's farthest-next-use rule is optimal at every capacity
+  and its hits are monotone in the capacity; LRU is a stack algorithm (inclusion, monotone
+  hits, stack distances).
 * `Proofs.Ceiling.Count` — a counting pass proved to compute (length, distinct) of a packed
   stream; `Proofs.Ceiling.Mooncake` has the kernel count the public claim's window with it.
 * `Proofs.Kernel.Model` — the single-owner state-movement kernel and its finite-domain

@@ -427,7 +427,7 @@ def test_named_theorems_are_declared_in_the_ceiling_sources() -> None:
     # A typo guard only: the certify step checks the names against the elaborated library.
     sources = "\n".join(
         (ROOT / "Proofs" / "Ceiling" / name).read_text(encoding="utf-8")
-        for name in ("Cache.lean", "Belady.lean", "Lru.lean", "Count.lean", "Mooncake.lean")
+        for name in ("Cache.lean", "Policies.lean", "Count.lean", "Mooncake.lean")
     )
     for full in THEOREMS:
         assert full.startswith("KVCache.Ceiling.")

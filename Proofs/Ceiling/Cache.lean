@@ -35,8 +35,8 @@ What is proved:
   distinct blocks of `r` outside `C` are counted as `distinct (r.filter (· ∉ C))`; the bound
   is reached with enough capacity (`warmHits_add_distinct_sdiff_eq_of_le`).
 
-Belady's optimality at every capacity is proved in `Proofs.Ceiling.Belady`, LRU's stack
-property in `Proofs.Ceiling.Lru`.
+Belady's optimality at every capacity and LRU's stack property are proved in
+`Proofs.Ceiling.Policies`.
 -/
 
 @[expose] public section
