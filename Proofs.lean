@@ -2,12 +2,15 @@ module
 
 public import Proofs.Isolation.Floor
 public import Proofs.Ceiling.Cache
+public import Proofs.Ceiling.Policies
+public import Proofs.Ceiling.Count
 public import Proofs.Ceiling.Mooncake
 public import Proofs.Kernel.Model
 public import Proofs.Kernel.Invariants
 public import Proofs.Kernel.Table
 public import Proofs.Placement.Wall
 public import Proofs.Leak.Salted
+public import Proofs.Placement.Farthest
 
 /-!
 # Proofs: the limits of multi-tenant KV-cache sharing
@@ -17,7 +20,12 @@ The library's root: importing `Proofs` brings every published result.
 * `Proofs.Isolation.Floor` — zero-leak, full-reuse sharing of n blocks among T tenants
   needs 2^(T·n) isolation states (T^n with single owners); tight.
 * `Proofs.Ceiling.Cache` — every demand-fetch cache: hits + distinct ≤ |requests|, reached
-  with enough capacity; `Proofs.Ceiling.Mooncake` instantiates it on a public trace.
+  with enough capacity; from warm contents C, hits + |distinct(r) \ C| ≤ |requests|.
+* `Proofs.Ceiling.Policies` — Belady's farthest-next-use rule is optimal at every capacity
+  and its hits are monotone in the capacity; LRU is a stack algorithm (inclusion, monotone
+  hits, stack distances).
+* `Proofs.Ceiling.Count` — a counting pass proved to compute (length, distinct) of a packed
+  stream; `Proofs.Ceiling.Mooncake` has the kernel count the public claim's window with it.
 * `Proofs.Kernel.Model` — the single-owner state-movement kernel and its finite-domain
   checkers; `Proofs.Kernel.Invariants` — its theorems (one live owner, unreadable escrow,
   stale transfers refused, ...); `Proofs.Kernel.Table` checks it against an independent

@@ -100,8 +100,13 @@ def ceiling_figures(trace: bytes) -> dict[str, Any]:
     }
     window = {"label": "the whole trace, as its own window", "first_line": 1,
               "last_line": len(refs), **counts}
+    kernel = [{"stream": "the whole trace", "requests": len(refs), "references": len(refs),
+               "distinct": distinct, "ceiling_numerator": ceiling.numerator,
+               "ceiling_denominator": ceiling.denominator,
+               "ceiling_percent": counts["ceiling_percent"], "computed_by": "Python (test)",
+               "theorem": None}]
     return {**counts, "sweep": [row(1), row(distinct)], "curve_method": "test: by formula",
-            "window": window}
+            "window": window, "kernel_counts": kernel}
 
 
 def write_manifest(root: Path, paths: list[Path], certs: list[dict[str, Any]]) -> Path:

@@ -124,6 +124,28 @@ def test_change_of_top_module_recompiles_only_it(tmp_path: Path, fake) -> None:
     assert compiled(log) == ["C.lean"]
 
 
+def test_planted_edit_during_compile_is_rebuilt_next_time(tmp_path: Path, fake) -> None:
+    """A source edited while its module compiles: the record must name the compiled bytes, so
+    the next build sees the edit (it once recorded the edited file's hash: "up to date")."""
+    from pytools.lean.build import compile_module
+
+    chain, log = fake
+    three_modules(tmp_path)
+
+    def edit_while_compiling(tc, ws, module):
+        outcome = compile_module(tc, ws, module)
+        if module.path.name == "D.lean":
+            write(tmp_path, "Proofs/D.lean", "module\nprelude\n-- d, edited mid-build\n")
+        return outcome
+
+    first = build(tmp_path, chain, jobs=1, compile_fn=edit_while_compiling)
+    assert "Proofs.D" in first.compiled
+    compiled(log)
+    again = build(tmp_path, chain, jobs=1)
+    assert again.compiled == ["Proofs.D"]
+    assert compiled(log) == ["D.lean"]
+
+
 def test_damaged_output_is_rebuilt(tmp_path: Path, fake) -> None:
     chain, _ = fake
     three_modules(tmp_path)

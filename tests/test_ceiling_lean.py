@@ -1,50 +1,163 @@
-"""Compile the Ceiling modules with a real Lean (slow: minutes per module).
+"""Planted wrong counts must be rejected by the Lean kernel (slow: one Lean compile).
 
-The committed modules are compiled (and audited) by ``certify --check``; here a planted
-defect (a wrong distinct count of the excerpt in the generated instance) must be rejected
-by the kernel, so the agreement of Lean's ``distinct`` with Python's count is really
-checked, not assumed.
+The committed modules are compiled (and audited) by ``certify --check``. Here one fixture
+module, compiled once and shared by every test below, restates the kernel-computed counts
+of ``Proofs/Ceiling/Mooncake.lean`` and ``Proofs/Placement/Farthest.lean`` with planted
+defects, each in its own theorem: a wrong distinct count of the window, the window's stream
+with one block changed, a wrong farthest-next-use miss count. The kernel must reject each of
+them (an error inside that theorem), and accept the one correct control theorem: so the counts
+are really computed by Lean, not assumed.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
-from pathlib import Path
+from dataclasses import dataclass
 
 import pytest
 
-from pytools.lean.build import BUILD_DIR, build
+from pytools.lean.build import BUILD_DIR, BuildResult, build
 from pytools.paths import project_root
+from pytools.results.ceiling.lean_instance import Packing, fo_pass, unpack
 
-CEILING = project_root() / "Proofs" / "Ceiling"
-MODULES = ("Cache.lean", "Mooncake.lean")
+ROOT = project_root()
+SOURCES = (
+    "Proofs/Ceiling/Cache.lean",
+    "Proofs/Ceiling/Count.lean",
+    "Proofs/Ceiling/Mooncake.lean",
+    "Proofs/Placement/Wall.lean",
+    "Proofs/Placement/Farthest.lean",
+)
+COUNT_CALL = re.compile(r"\(count (\d+) (\d+) (\d+) windowPages\)")
+FIRST_LINE = re.compile(r"^  \[\[0x([0-9a-f]+),$", re.M)
 
 
-def copy_ceiling(dest: Path) -> Path:
-    """The Ceiling sources, plus whatever the project has already built (so that, after
-    `certify --check`, only the planted module is compiled again)."""
-    root = dest / "proj"
-    (root / "Proofs" / "Ceiling").mkdir(parents=True)
-    for name in MODULES:
-        shutil.copyfile(CEILING / name, root / "Proofs" / "Ceiling" / name)
-    built = project_root() / BUILD_DIR
-    if built.is_dir():
-        shutil.copytree(built, root / BUILD_DIR)
-    return root
+@dataclass(frozen=True)
+class Planted:
+    """The compiled fixture: its build result and the line range of each theorem."""
+
+    result: BuildResult
+    ranges: dict[str, tuple[int, int]]
+
+    def errors_in(self, theorem: str) -> list[str]:
+        first, last = self.ranges[theorem]
+        return [d.message for d in self.result.diagnostics
+                if d.severity == "error" and d.file.endswith("Planted.lean")
+                and first <= d.line <= last]
+
+
+def changed_first_line(text: str) -> tuple[int, int, int, int]:
+    """``(w, m, base, line)``: the window's packing and its first line with the lowest slot's
+    block changed so that Python's counting pass (the Lean one, transcribed) disagrees with
+    the committed counts."""
+    w, m, base = (int(g) for g in COUNT_CALL.search(text).groups())
+    first = int(FIRST_LINE.search(text).group(1), 16)
+    pages = [[int(x, 16) for x in re.findall(r"0x([0-9a-f]+)", text.split("def windowPages")[1]
+                                              .split("def window :")[0])]]
+    packing = Packing(w, m, base)
+    stream = unpack(pages, packing)
+    good = fo_pass(stream, base)
+    mask = (1 << w) - 1
+    for delta in range(1, 1 << 12):
+        slot = ((first & mask) + delta) & mask
+        if slot == 0:
+            continue
+        line = (first & ~mask) | slot
+        changed = unpack([[line, *pages[0][1:]]], packing)
+        after = fo_pass(changed, base)
+        if (after.ok, after.len, after.dist) != (True, good.len, good.dist):
+            return w, m, base, line
+    raise AssertionError("no single-block change breaks the counts")  # pragma: no cover
+
+
+def planted_module(text: str) -> tuple[str, dict[str, tuple[int, int]]]:
+    w, m, base, line = changed_first_line(text)
+    call = f"count {w} {m} {base}"
+    blocks = {
+        "wrong_distinct": f"""theorem wrong_distinct :
+    ({call} windowPages).dist = windowDistinct + 1 := by
+  decide +kernel
+""",
+        "changed_block": f"""noncomputable def changedPages : List (List Nat) :=
+  match windowPages with
+  | (_ :: ns) :: ps => (0x{line:x} :: ns) :: ps
+  | ps => ps
+
+theorem changed_block :
+    ({call} changedPages).ok = true ∧ ({call} changedPages).len = windowReferences ∧
+      ({call} changedPages).dist = windowDistinct := by
+  decide +kernel
+""",
+        "wrong_misses": """theorem wrong_misses :
+    pooledMisses (farthest instanceSize instanceCapacity) instanceTrace =
+      instanceFarthestMisses + 1 := by
+  decide +kernel
+""",
+        "control": """theorem control :
+    pooledMisses (farthest instanceSize instanceCapacity) instanceTrace =
+      instanceFarthestMisses := by
+  decide +kernel
+""",
+    }
+    out = ["module", "", "public import Proofs.Ceiling.Mooncake",
+           "public import Proofs.Placement.Farthest", "",
+           "open KVCache.Ceiling.Packed KVCache.Ceiling.Mooncake KVCache.Placement", "",
+           "namespace Planted", ""]
+    ranges = {}
+    for name, block in blocks.items():
+        start = len(out) + 1
+        out.extend(block.splitlines())
+        ranges[name] = (start, len(out))
+        out.append("")
+    out.append("end Planted")
+    return "\n".join(out) + "\n", ranges
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory, real_toolchain) -> Planted:
+    root = tmp_path_factory.mktemp("planted") / "proj"
+    for rel in SOURCES:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / rel, root / rel)
+    if (ROOT / BUILD_DIR).is_dir():
+        # What the project already built: after `certify --check`, only the fixture compiles.
+        shutil.copytree(ROOT / BUILD_DIR, root / BUILD_DIR)
+    text, ranges = planted_module((ROOT / SOURCES[2]).read_text(encoding="utf-8"))
+    (root / "Proofs" / "Planted.lean").write_text(text, encoding="utf-8")
+    return Planted(build(root, real_toolchain, jobs=1, roots=("Proofs",)), ranges)
+
+
+def test_the_planted_change_breaks_the_python_counts() -> None:
+    text = (ROOT / SOURCES[2]).read_text(encoding="utf-8")
+    module, ranges = planted_module(text)
+    assert set(ranges) == {"wrong_distinct", "changed_block", "wrong_misses", "control"}
+    assert "sorry" not in module and "native_decide" not in module
+    w, _, _, line = changed_first_line(text)
+    first = int(FIRST_LINE.search(text).group(1), 16)
+    assert line != first and line >> w == first >> w  # only the lowest slot differs
 
 
 @pytest.mark.lean
-def test_a_wrong_excerpt_count_is_rejected_by_the_kernel(tmp_path: Path, real_toolchain) -> None:
-    root = copy_ceiling(tmp_path)
-    mooncake = root / "Proofs" / "Ceiling" / "Mooncake.lean"
-    text = mooncake.read_text(encoding="utf-8")
-    marker = "theorem excerpt_distinct : distinct excerpt = "
-    start = text.index(marker) + len(marker)
-    end = text.index(" ", start)
-    wrong = int(text[start:end]) + 1
-    mooncake.write_text(text[:start] + str(wrong) + text[end:], encoding="utf-8")
-    bad = build(root, real_toolchain, jobs=1, roots=("Proofs",))
-    assert not bad.ok
-    assert "Proofs.Ceiling.Mooncake" in bad.failed
-    assert any(d.severity == "error" and d.file.endswith("Mooncake.lean")
-               for d in bad.diagnostics)
+def test_the_fixture_compiles_only_up_to_the_planted_errors(planted: Planted) -> None:
+    assert not planted.result.ok
+    assert planted.result.failed == ["Proofs.Planted"], planted.result.failed
+    assert planted.errors_in("control") == []
+    located = sum(len(planted.errors_in(name)) for name in planted.ranges)
+    errors = [d for d in planted.result.diagnostics if d.severity == "error"]
+    assert located == len(errors), [str(d) for d in errors]
+
+
+@pytest.mark.lean
+def test_a_wrong_window_count_is_rejected_by_the_kernel(planted: Planted) -> None:
+    assert planted.errors_in("wrong_distinct")
+
+
+@pytest.mark.lean
+def test_a_changed_block_is_rejected_by_the_kernel(planted: Planted) -> None:
+    assert planted.errors_in("changed_block")
+
+
+@pytest.mark.lean
+def test_a_wrong_miss_count_is_rejected_by_the_kernel(planted: Planted) -> None:
+    assert planted.errors_in("wrong_misses")

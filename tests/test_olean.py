@@ -14,7 +14,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytools.lean.olean import Expr, Module, OleanError, read_header
@@ -220,6 +220,7 @@ def test_tampered_olean_gives_clear_error(tmp_path: Path, how: str) -> None:
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.integers(0x58, 10**9), st.integers(0, 255)), min_size=1, max_size=8))
+@example(flips=[(1024, 0)])  # once an IndexError: an Expr object with too few fields
 def test_random_corruption_never_crashes(tmp_path: Path, flips: list[tuple[int, int]]) -> None:
     """Any byte corruption either still reads or raises OleanError, never another exception."""
     path = _copy_module(DEFECTS, tmp_path)

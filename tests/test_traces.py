@@ -15,8 +15,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytools.paths import mooncake_trace, project_root
+from pytools.results.ceiling import lean_instance as lean_inst
 from pytools.results.ceiling.cli import main
-from pytools.results.ceiling.lean_instance import check_lean_instance, lean_instance
+from pytools.results.ceiling.lean_instance import (
+    check_lean_instance,
+    lean_instance,
+    pack,
+    packing_for,
+    unpack,
+    window_requests,
+    write_lean_instance,
+)
 from pytools.results.ceiling.policies import POLICIES, next_uses, simulate
 from pytools.results.ceiling.result import RESULT_ID, RESULT_LIMITS, THEOREMS, evidence
 from pytools.results.ceiling.sweep import write_sweep
@@ -298,10 +307,20 @@ def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
     trace.parent.mkdir(parents=True)
     write_trace(trace, lines)
     monkeypatch.setenv("PYTOOLS_SHARED", str(shared))
+    # The kernel-count figures come from the generated Lean module of the claim's window,
+    # written here under the temporary root.
+    write_lean_instance(trace, tmp_path / lean_inst.WINDOW_MODULE)
     ev = evidence(tmp_path)
     f = ev.figures
     assert (f["requests"], f["references"], f["distinct"]) == (2001, 4002, 2002)
     assert Fraction(f["ceiling_numerator"], f["ceiling_denominator"]) == Fraction(2000, 4002)
+    window, whole = f["kernel_counts"]
+    assert (window["requests"], window["references"], window["distinct"]) == (800, 1600, 801)
+    assert (whole["requests"], whole["references"], whole["distinct"]) == (2001, 4002, 2002)
+    assert window["theorem"] == "KVCache.Ceiling.Mooncake.window_length_distinct"
+    assert str(window["computed_by"]).startswith("Lean kernel")
+    # The whole trace is counted by Python only, and the certificate says so.
+    assert whole["theorem"] is None and str(whole["computed_by"]).startswith("Python")
     assert f["policy_hits"][-1] == f["sweep"][-1]
     assert f["sweep"][-1]["capacity"] == 2002 and f["sweep"][-1]["belady_hits"] == 2000
     # capacity 1: every reference misses (0 and b alternate); capacity 2 keeps block 0
@@ -364,36 +383,64 @@ def test_lean_instance_is_regenerated_identically() -> None:
 def test_lean_instance_check_catches_a_planted_edit(tmp_path: Path) -> None:
     text = LEAN_INSTANCE.read_text(encoding="utf-8")
     planted = tmp_path / "Mooncake.lean"
-    c = ceiling_counts(TRACE)
-    needle = f"def traceDistinct : Nat := {c.distinct}"
+    stream = [x for r in window_requests(TRACE, *lean_inst.CLAIM_WINDOW) for x in r]
+    needle = f"def windowDistinct : Nat := {len(set(stream))}\n"
     assert needle in text
-    planted.write_text(text.replace(needle, f"def traceDistinct : Nat := {c.distinct - 1}"),
-                       encoding="utf-8")
+    wrong = f"def windowDistinct : Nat := {len(set(stream)) - 1}\n"
+    planted.write_text(text.replace(needle, wrong), encoding="utf-8")
     problems = check_lean_instance(TRACE, planted)
     assert problems and "differs" in problems[0] and "line" in problems[0]
+    # One flipped bit of the packed data is caught as well.
+    line = next(ln for ln in text.splitlines() if ln.startswith("    0x"))
+    flipped = line[:-2] + ("0" if line[-2] != "0" else "1") + line[-1]
+    planted.write_text(text.replace(line, flipped, 1), encoding="utf-8")
+    assert check_lean_instance(TRACE, planted)
+
+
+@needs_trace
+def test_claim_window_counts() -> None:
+    # The public claim: lines 1201-2000, 21,069 references, 16,930 distinct, 4,139/21,069.
+    stream = [x for r in window_requests(TRACE, *lean_inst.CLAIM_WINDOW) for x in r]
+    assert (len(stream), len(set(stream))) == (21069, 16930)
+    assert percent_str(Fraction(len(stream) - len(set(stream)), len(stream))) == "19.6450"
+
+
+@given(st.lists(st.integers(min_value=0, max_value=70000), max_size=300))
+@settings(max_examples=50, deadline=None)
+def test_pack_unpack_round_trip(stream: list[int]) -> None:
+    p = packing_for(stream)
+    pages = pack(stream, p)
+    assert unpack(pages, p) == stream
+    assert all(0 < len(page) <= lean_inst.PAGE_LINES for page in pages)
+    assert all(n.bit_length() <= lean_inst.LINE_BITS for page in pages for n in page)
 
 
 def test_lean_instance_contents(tmp_path: Path) -> None:
     p = write_trace(tmp_path / "t.jsonl", GOOD)
-    trace = load_trace(p)
-    text = lean_instance(trace, "0" * 64, excerpt_requests=2)
+    text = lean_instance(p, "0" * 64, window=(2, 3))
     assert text.startswith("module\n")
-    assert "def traceReferences : Nat := 9\n" in text
-    assert "def traceDistinct : Nat := 6\n" in text
-    assert "def ceilingNum : Nat := 1\n" in text and "def ceilingDen : Nat := 3\n" in text
-    assert "  [0, 1, 2, 0, 3]\n" in text
-    assert "theorem excerpt_length : excerpt.length = 5 :=" in text
-    assert "theorem excerpt_distinct : distinct excerpt = 4 :=" in text
+    assert "def windowReferences : Nat := 6\n" in text
+    assert "def windowDistinct : Nat := 5\n" in text
+    assert "def windowCeilingNum : Nat := 1\n" in text
+    assert "def windowCeilingDen : Nat := 6\n" in text
+    # hash_ids [0, 3] and [0, 1, 4, 5], as id + 1 in 3-bit slots: 0x1 | 4 << 3 | 1 << 6 | ...
+    stream = [0, 3, 0, 1, 4, 5]
+    packing = packing_for(stream)
+    expected = sum((x + 1) << (packing.width * j) for j, x in enumerate(stream))
+    assert f"  [[0x{expected:x}]]\n" in text
+    assert "decide +kernel" in text
     for banned in ("sorry", "native_decide", "axiom "):
         assert banned not in text
-    assert text == lean_instance(trace, "0" * 64, excerpt_requests=2)
+    assert text == lean_instance(p, "0" * 64, window=(2, 3))
+    for line in text.splitlines():
+        assert len(line) <= 100, line
 
 
 def test_named_theorems_are_declared_in_the_ceiling_sources() -> None:
     # A typo guard only: the certify step checks the names against the elaborated library.
     sources = "\n".join(
         (ROOT / "Proofs" / "Ceiling" / name).read_text(encoding="utf-8")
-        for name in ("Cache.lean", "Mooncake.lean")
+        for name in ("Cache.lean", "Policies.lean", "Count.lean", "Mooncake.lean")
     )
     for full in THEOREMS:
         assert full.startswith("KVCache.Ceiling.")

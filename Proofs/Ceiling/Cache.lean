@@ -24,14 +24,19 @@ What is proved:
   and its cross-multiplied form `hits_mul_le_of_ceiling_le`.
 * The ceiling is reached: with capacity `k ≥ distinct r` every policy never evicts
   (`evictions_eq_zero_of_distinct_le`) and scores exactly `hits = |r| − distinct r`
-  (`hits_eq_length_sub_distinct_of_distinct_le`), so such a cache, under any policy, is at
-  least as good as every policy at every capacity (`hits_le_hits_of_distinct_le`); in
-  particular Belady's policy reaches the ceiling there (`belady_hits_eq_of_distinct_le`),
-  and so does every policy with unbounded capacity (`hits_eq_unbounded`, capacity `|r|`).
+  (`hits_eq_length_sub_distinct_of_distinct_le`), so such a cache, under any policy, scores
+  at least as many hits as any policy at any capacity (`hits_le_hits_of_distinct_le`: every
+  policy ties there, which is not Belady's optimality); Belady's policy reaches the ceiling
+  there (`belady_hits_eq_of_distinct_le`), and so does every policy with unbounded capacity
+  (`hits_eq_unbounded`, capacity `|r|`).
 * `length_step_le`: with `1 ≤ k` one step never leaves more than `k` blocks in the cache.
+* Warm caches: `hits` starts from an empty cache. From initial contents `C`,
+  `warmHits_add_distinct_sdiff_le_length`: `warmHits + |distinct(r) \ C| ≤ |r|`, where the
+  distinct blocks of `r` outside `C` are counted as `distinct (r.filter (· ∉ C))`; the bound
+  is reached with enough capacity (`warmHits_add_distinct_sdiff_eq_of_le`).
 
-What is *not* proved here: that Belady's policy is optimal at capacities below
-`distinct r` (it is, classically; the examples at the end only check it on small streams).
+Belady's optimality at every capacity and LRU's stack property are proved in
+`Proofs.Ceiling.Policies`.
 -/
 
 @[expose] public section
@@ -288,8 +293,9 @@ theorem evictions_eq_zero_of_distinct_le (k : Nat) (P : Policy α) (r : List α)
     (hk : distinct r ≤ k) : evictions k P r = 0 :=
   evictionsFrom_eq_zero k P r r 0 [] (by simpa [distinct] using hk)
 
-/-- Optimality at the ceiling: a cache of capacity at least `distinct r`, under any policy
-`P`, has at least as many hits as any policy `Q` at any capacity `k'`. -/
+/-- A cache of capacity at least `distinct r`, under any policy `P`, has at least as many
+hits as any policy `Q` at any capacity `k'` (every policy reaches the ceiling there; for
+Belady's optimality at every capacity see `hits_le_belady_hits`). -/
 theorem hits_le_hits_of_distinct_le (k k' : Nat) (P Q : Policy α) (r : List α)
     (hk : distinct r ≤ k) : hits k' Q r ≤ hits k P r := by
   rw [hits_eq_length_sub_distinct_of_distinct_le k P r hk]
@@ -306,6 +312,62 @@ the ceiling exactly. -/
 theorem hits_eq_unbounded (P : Policy α) (r : List α) :
     hits r.length P r = r.length - distinct r :=
   hits_eq_length_sub_distinct_of_distinct_le r.length P r (distinct_le_length r)
+
+/-! ## Warm caches -/
+
+-- noncomputable: calls `hitsFrom`.
+/-- Hits of policy `P` with capacity `k` on the stream `r`, starting from the cache contents
+`C` (a warm cache). From an empty cache these are `hits` (`hits_eq_warmHits_nil`). -/
+noncomputable def warmHits (k : Nat) (P : Policy α) (C r : List α) : Nat := hitsFrom k P r 0 C r
+
+/-- `hits` is the warm-cache count from an empty cache. -/
+theorem hits_eq_warmHits_nil (k : Nat) (P : Policy α) (r : List α) :
+    hits k P r = warmHits k P [] r := rfl
+
+/-- First occurrences relative to `T ++ C` are first occurrences, relative to `T`, in the
+stream with the blocks of `C` removed. -/
+theorem distinctFrom_append_eq_filter (C : List α) : ∀ (l T : List α),
+    distinctFrom (T ++ C) l = distinctFrom T (l.filter (· ∉ C))
+  | [], T => by simp [distinctFrom]
+  | x :: l, T => by
+    by_cases hC : x ∈ C
+    · rw [List.filter_cons_of_neg (by simpa using hC)]
+      have h1 : x ∈ T ++ C := List.mem_append.mpr (Or.inr hC)
+      simp only [distinctFrom, if_pos h1]
+      exact distinctFrom_append_eq_filter C l T
+    · rw [List.filter_cons_of_pos (by simpa using hC)]
+      by_cases hT : x ∈ T
+      · have h1 : x ∈ T ++ C := List.mem_append.mpr (Or.inl hT)
+        simp only [distinctFrom, if_pos h1, if_pos hT]
+        exact distinctFrom_append_eq_filter C l T
+      · have h1 : x ∉ T ++ C := fun h => (List.mem_append.mp h).elim hT hC
+        simp only [distinctFrom, if_neg h1, if_neg hT]
+        have ih := distinctFrom_append_eq_filter C l (x :: T)
+        simp only [List.cons_append] at ih
+        rw [ih]
+
+/-- `distinctFrom C r` is the number of distinct blocks of `r` that are not in `C`, i.e. the
+size of `distinct(r) \ C`. -/
+theorem distinctFrom_eq_distinct_filter (C r : List α) :
+    distinctFrom C r = distinct (r.filter (· ∉ C)) := by
+  have := distinctFrom_append_eq_filter C r []
+  simpa [distinct] using this
+
+/-- **The warm-start ceiling.** From initial cache contents `C`, for every policy, every
+capacity and every stream `r`: hits plus the number of distinct blocks of `r` that are not in
+`C` is at most `r.length` (the first request of each block outside `C` misses). -/
+theorem warmHits_add_distinct_sdiff_le_length (k : Nat) (P : Policy α) (C r : List α) :
+    warmHits k P C r + distinct (r.filter (· ∉ C)) ≤ r.length := by
+  rw [← distinctFrom_eq_distinct_filter]
+  exact hitsFrom_add_distinctFrom_le k P r r 0 C C (fun _ h => h)
+
+/-- The warm-start ceiling is reached when the capacity holds `C` and every new block:
+then every policy scores exactly `r.length - distinct (r.filter (· ∉ C))` hits. -/
+theorem warmHits_add_distinct_sdiff_eq_of_le (k : Nat) (P : Policy α) (C r : List α)
+    (hk : C.length + distinct (r.filter (· ∉ C)) ≤ k) :
+    warmHits k P C r + distinct (r.filter (· ∉ C)) = r.length := by
+  rw [← distinctFrom_eq_distinct_filter] at hk ⊢
+  exact hitsFrom_exact k P r r 0 C hk
 
 /-- A stream on which LRU and FIFO are far from the ceiling and Belady reaches it:
 two hot blocks reused around scans of one-shot blocks, capacity 3. -/

@@ -55,7 +55,7 @@ CP-SAT certificate in `pytools/placement.py` covers one committed instance), and
 about sizes, latency or bandwidth.
 -/
 
-public section
+@[expose] public section
 
 namespace KVCache.Placement
 

@@ -367,8 +367,13 @@ def build(
     running: dict[Future[ModuleOutcome], str] = {}
     lock = threading.Lock()
 
-    def trace_of(name: str) -> str:
-        sha = sha256_file(root / modules[name].path)
+    # The source hash a compiled module is recorded with is that of the bytes Lean read (the
+    # staged copy, or the file as it was when the compile started), never the file as it is when
+    # the compile ends: a source edited mid-build must be rebuilt next time.
+    compiled_sha: dict[str, str] = {}
+
+    def trace_of(name: str, sha: str | None = None) -> str:
+        sha = sha or sha256_file(root / modules[name].path)
         return module_trace(toolchain, sha, ((d, traces[d]) for d in deps[name]))
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -392,6 +397,7 @@ def build(
                     continue
                 pending.remove(name)
                 progress.started(name)
+                compiled_sha[name] = sha256_file(ws.src / modules[name].path)
                 running[pool.submit(compile_fn, toolchain, ws, modules[name])] = name
             if not running:
                 continue
@@ -404,7 +410,8 @@ def build(
                 if outcome.ok:
                     with lock:
                         records[name] = ModuleRecord(
-                            trace_of(name), ws.collect(modules[name]), round(outcome.seconds, 1)
+                            trace_of(name, compiled_sha[name]), ws.collect(modules[name]),
+                            round(outcome.seconds, 1),
                         )
                         traces[name] = records[name].trace
                         save_record(build_dir, records)

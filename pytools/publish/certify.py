@@ -204,15 +204,25 @@ def _derive_artifacts(root: Path, spec: ResultSpec, out: Derived) -> list[dict[s
     return listed
 
 
+def published_theorems(results: tuple[ResultSpec, ...]) -> list[str]:
+    """Every theorem some published result rests on, sorted, each once."""
+    return sorted({t for spec in results for t in spec.theorems})
+
+
+def _lean_env(toolchain: Toolchain, root: Path) -> dict[str, str]:
+    """The environment a native Lean tool needs to find the library and the core library."""
+    return {**os.environ, "LEAN_PATH": os.pathsep.join([str(root / BUILD_DIR),
+                                                        str(toolchain.lib_dir)])}
+
+
 def native_cross_check(
     toolchain: Toolchain, root: Path, modules: list[str], report_: audit_mod.AuditReport,
     results: tuple[ResultSpec, ...],
 ) -> list[str]:
     """Where a native Lean exists, `#print axioms` must agree with the .olean audit."""
-    theorems = sorted({t for spec in results for t in spec.theorems})
+    theorems = published_theorems(results)
     lean_cmd = [toolchain.lake, "env", "lean"] if toolchain.lake else list(toolchain.lean)
-    env = {**os.environ, "LEAN_PATH": os.pathsep.join([str(root / BUILD_DIR),
-                                                       str(toolchain.lib_dir)])}
+    env = _lean_env(toolchain, root)
     native = audit_mod.native_axioms(lean_cmd, modules, theorems, cwd=root, env=env)
     return audit_mod.compare_with_native(report_, native)
 
@@ -224,7 +234,7 @@ def audit_checks(
     """The checks beside the .olean audit: the reviewed statements (always), and where a
     native Lean exists `#print axioms` and a kernel replay (leanchecker) of every module.
     Returns (problems, which checks ran, why the others did not)."""
-    theorems = sorted({t for spec in results for t in spec.theorems})
+    theorems = published_theorems(results)
     try:
         problems = reviewed.check(root, report_, theorems)
     except audit_mod.AuditError as exc:
@@ -240,8 +250,7 @@ def audit_checks(
         why["leanchecker"] = f"no leanchecker next to {toolchain.lean[0]} or on PATH"
         return problems, ran, why
     cmd = [toolchain.lake, "env", checker] if toolchain.lake else [checker]
-    env = {**os.environ, "LEAN_PATH": os.pathsep.join([str(root / BUILD_DIR),
-                                                       str(toolchain.lib_dir)])}
+    env = _lean_env(toolchain, root)
     problems += audit_mod.run_leanchecker(cmd, modules, cwd=root, env=env)
     ran["leanchecker"] = True
     return problems, ran, why
@@ -279,7 +288,7 @@ def produce(
     library = discover(root)
     modules = topological_order(library)
     results = published_results()
-    theorems = sorted({t for spec in results for t in spec.theorems})
+    theorems = published_theorems(results)
     audited = audit_mod.audit_modules(
         modules, [root / BUILD_DIR], core_dir=toolchain.lib_dir, root=LIBRARY_ROOTS[0],
         sources=audit_certificate.library_sources(root, library), meanings_for=theorems)

@@ -10,6 +10,15 @@ from pathlib import Path
 from .region import OleanError, Region
 from .terms import BINDER_INFOS, CONSTANT_KINDS, ConstantInfo, Expr, ImportRecord, Level
 
+#: Pointer fields each ``ConstantInfo`` value reads, by tag (axiom, defn, thm, opaque, quot,
+#: induct, ctor, rec); a corrupt object with fewer is refused.
+CONSTANT_FIELDS: dict[int, int] = {0: 1, 1: 4, 2: 3, 3: 3, 4: 1, 5: 5, 6: 2, 7: 2}
+
+#: Pointer fields of each ``Expr`` constructor, by tag: bvar, fvar, mvar, sort, const, app, lam,
+#: forallE, letE, lit, mdata, proj. A corrupt object with fewer is refused, not indexed past.
+EXPR_FIELDS: dict[int, int] = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 6: 3, 7: 3, 8: 4, 9: 1, 10: 2,
+                               11: 3}
+
 
 class Module(Region):
     """The compacted region(s) of one compiled module, decoded lazily.
@@ -170,6 +179,9 @@ class Module(Region):
             if p & 1:
                 raise OleanError(f"{self.path}: boxed scalar where an Expr was expected")
             f = self.fields(p)
+            if len(f) < EXPR_FIELDS.get(tag, 0):
+                raise OleanError(f"{self.path}: Expr at {p:#x} (tag {tag}) has {len(f)} "
+                                 f"pointer field(s), needs {EXPR_FIELDS[tag]} (corrupt .olean?)")
             sub: tuple[int, ...]
             if tag in (5,):
                 sub = (f[0], f[1])
@@ -278,7 +290,7 @@ class Module(Region):
         if tag > 7:
             raise OleanError(f"{self.path}: object at {ptr:#x} is not a ConstantInfo")
         val = self.fields(ptr, 1)[0]
-        vf = self.fields(val)
+        vf = self.fields(val, CONSTANT_FIELDS[tag])
         cval = self.fields(vf[0], 3)
         name = self.name(cval[0])
         lparams = tuple(self.name(x) for x in self.list(cval[1]))

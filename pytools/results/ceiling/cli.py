@@ -180,7 +180,8 @@ def curve_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> 
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
               default=None, help="Output (default: Proofs/Ceiling/Mooncake.lean).")
 def lean_instance_cmd(file: Path, out: Path | None) -> None:
-    """Generate the Lean instance (counts, ceiling fraction, kernel-checked excerpt)."""
+    """Generate the Lean module of the claim's window (counted by the kernel) and the whole
+    trace's ceiling fraction."""
     from .lean_instance import write_lean_instance
 
     target = out or project_root() / "Proofs" / "Ceiling" / "Mooncake.lean"

@@ -20,6 +20,7 @@ from .instance import (
     load_instance,
     write_instance,
 )
+from .lean_instance import LEAN_FILE, check_lean_block, write_lean_block
 from .result import evidence
 from .solver import certify_instance
 from .sweep import SWEEP_PARAMS, sweep, sweep_table, write_sweep
@@ -73,6 +74,26 @@ def generate_cmd(root: Path, out: Path | None, check: bool) -> None:
     except PlacementError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"wrote {path}  sha256 {sha256_file(path)}")
+
+
+@main.command("lean-block")
+@click.option("--check", is_flag=True, help="Only check the Lean file carries the block.")
+@click.pass_obj
+def lean_block_cmd(root: Path, check: bool) -> None:
+    """(Re)write the generated instance block of Proofs/Placement/Farthest.lean, or check it."""
+    path = root / LEAN_FILE
+    try:
+        inst = check_instance_generated(root / INSTANCE_PATH)
+        if check:
+            problems = check_lean_block(inst, path)
+            if problems:
+                raise click.ClickException("; ".join(problems))
+            click.echo(f"{path}: its generated block matches {INSTANCE_PATH}")
+            return
+        write_lean_block(inst, path)
+    except PlacementError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"wrote the generated block of {path}  sha256 {sha256_file(path)}")
 
 
 @main.command("sweep")

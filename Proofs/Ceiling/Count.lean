@@ -1,0 +1,362 @@
+module
+
+public import Proofs.Ceiling.Cache
+
+/-!
+# Counting a packed stream in the kernel
+
+A block-reference stream of hundreds of thousands of references cannot be handed to the
+kernel as a `List` literal (elaborating and evaluating one is far too costly). This file
+gives a representation the kernel evaluates fast, and a counting function proved to compute
+the stream's length and its number of distinct blocks (`distinct` of `Proofs.Ceiling.Cache`).
+
+* **Packed stream.** A stream is a list of *pages*, each a list of *lines*; a line is a
+  natural number holding `m` slots of `w` bits, lowest slot first (`slots`). A slot value `0`
+  is empty; `v + 1` holds block `v` (`slotBlock`). `unpack w m ps` is the stream the pages
+  denote: the blocks of every line, in order. Lines are small literals (a generated module
+  writes one per source line) and pages keep every `List` literal short; the kernel's
+  arithmetic on literals (`/`, `%`, `^`, bitwise operations) decodes them directly.
+* **Seen set.** A `Counter` keeps the blocks seen so far as two parts: blocks below a bound
+  `base` in a bitmap `old`, and blocks from `base` on as the interval `[base, next)`. The
+  second part needs the blocks from `base` on to arrive in *first-occurrence order* — a new
+  one is always `next` — which is how the Mooncake traces number their blocks; the pass checks
+  it and clears the flag `ok` at the first block that breaks it. Every step then touches a
+  few small numbers. (With `base` above every block id the pass is a plain bitmap count and
+  `ok` stays true on every stream.)
+* **Counting.** `count w m base ps` visits every slot in stream order (`line`, `runLines`,
+  `run`). `Counter.force` makes the kernel evaluate the counters after every line, so the
+  evaluation never builds long chains of pending additions; it does not change the value
+  (`Counter.force_eq`).
+
+`count_spec`: for all `w m base ps`, if `(count w m base ps).ok` then
+`(count w m base ps).len = (unpack w m ps).length` and
+`(count w m base ps).dist = distinct (unpack w m ps)`. A generated module states the counts of
+a concrete stream and proves them with `decide +kernel` through `length_distinct_of_count`:
+the kernel runs the pass itself; `run_append` lets a long stream be counted in segments, one
+declaration each.
+-/
+
+@[expose] public section
+
+namespace KVCache.Ceiling.Packed
+
+/-! ## The packed format -/
+
+/-- `slots w m n`: the first `m` slots of width `w` of the number `n`, lowest slot first. -/
+def slots (w : Nat) : Nat → Nat → List Nat
+  | 0, _ => []
+  | m + 1, n => n % 2 ^ w :: slots w m (n / 2 ^ w)
+
+/-- The block held by a slot value: `0` is an empty slot, `v + 1` holds block `v`. -/
+def slotBlock : Nat → Option Nat
+  | 0 => none
+  | v + 1 => some v
+
+/-- The blocks of one line `n`: its `m` slots of width `w`, empty slots skipped. -/
+def lineBlocks (w m n : Nat) : List Nat := (slots w m n).filterMap slotBlock
+
+-- noncomputable: `++` (`List.append`) has no compiled code in the registry Lean.
+/-- The blocks of a list of lines, line after line. -/
+noncomputable def unpackLines (w m : Nat) : List Nat → List Nat
+  | [] => []
+  | n :: ns => lineBlocks w m n ++ unpackLines w m ns
+
+-- noncomputable: `++` (`List.append`) has no compiled code in the registry Lean.
+/-- The stream denoted by a list of pages of lines: the blocks of every line, in order. -/
+noncomputable def unpack (w m : Nat) : List (List Nat) → List Nat
+  | [] => []
+  | p :: ps => unpackLines w m p ++ unpack w m ps
+
+/-! ## The counting pass -/
+
+/-- The state of a counting pass: references and distinct blocks so far; the blocks seen so
+far below `base` (a bitmap, `old`) and from `base` on (the interval `[base, next)`); and
+whether every block from `base` on arrived in first-occurrence order (`ok`). -/
+structure Counter where
+  /-- References visited so far. -/
+  len : Nat
+  /-- Distinct blocks visited so far. -/
+  dist : Nat
+  /-- One more than the largest block from `base` on seen so far (or `base`). -/
+  next : Nat
+  /-- The blocks below `base` seen so far, as a bitmap. -/
+  old : Nat
+  /-- No block from `base` on has skipped ahead of `next`. -/
+  ok : Bool
+deriving DecidableEq
+
+/-- A reference to a block seen before. -/
+def Counter.hit (s : Counter) : Counter := ⟨s.len + 1, s.dist, s.next, s.old, s.ok⟩
+
+/-- Visit block `x` below `base`: look it up in the bitmap. -/
+def Counter.visitOld (s : Counter) (x : Nat) : Counter :=
+  cond (s.old.testBit x) s.hit ⟨s.len + 1, s.dist + 1, s.next, s.old ||| 2 ^ x, s.ok⟩
+
+/-- Visit block `x` from `base` on, not below `next`: it must be `next` itself. -/
+def Counter.visitFresh (s : Counter) (x : Nat) : Counter :=
+  cond (Nat.beq x s.next) ⟨s.len + 1, s.dist + 1, s.next + 1, s.old, s.ok⟩
+    ⟨s.len + 1, s.dist, s.next, s.old, false⟩
+
+/-- Visit block `x` from `base` on. -/
+def Counter.visitNew (s : Counter) (x : Nat) : Counter :=
+  cond (Nat.blt x s.next) s.hit (s.visitFresh x)
+
+/-- Visit one reference to block `x`. -/
+def Counter.visit (base : Nat) (s : Counter) (x : Nat) : Counter :=
+  cond (Nat.blt x base) (s.visitOld x) (s.visitNew x)
+
+/-- Visit the block in slot value `v`, if any (`0` is an empty slot). -/
+def Counter.slot (base : Nat) (s : Counter) (v : Nat) : Counter :=
+  cond (Nat.beq v 0) s (s.visit base (v - 1))
+
+/-- `s.force a` is `a`; reducing it makes the kernel evaluate the fields of `s` first, which
+keeps it from building long chains of pending additions and projections. -/
+def Counter.force (s a : Counter) : Counter :=
+  cond s.ok
+    (match s.len + s.dist + s.next + s.old with
+      | 0 => a
+      | _ + 1 => a)
+    a
+
+/-- `force` does not change the value. -/
+theorem Counter.force_eq (s a : Counter) : s.force a = a := by
+  unfold Counter.force
+  cases s.ok
+  · rfl
+  · simp only [cond_true]
+    split <;> rfl
+
+-- noncomputable: `Nat.rec` has no compiled code in the registry Lean (`Nat.recCompiled`).
+/-- Visit the `m` slots of width `w` of the line `n`, lowest first. -/
+noncomputable def line (w base m : Nat) : Nat → Counter → Counter :=
+  Nat.rec (motive := fun _ => Nat → Counter → Counter) (fun _ s => s)
+    (fun _ ih n s => ih (n / 2 ^ w) (s.slot base (n % 2 ^ w))) m
+
+-- noncomputable: calls `line`.
+/-- Visit every line of a page in turn. -/
+noncomputable def runLines (w m base : Nat) (ns : List Nat) : Counter → Counter :=
+  List.rec (motive := fun _ => Counter → Counter) (fun s => s)
+    (fun n _ ih s =>
+      let s' := line w base m n s
+      s'.force (ih s')) ns
+
+-- noncomputable: calls `runLines`.
+/-- Visit every page in turn. -/
+noncomputable def run (w m base : Nat) (ps : List (List Nat)) : Counter → Counter :=
+  List.rec (motive := fun _ => Counter → Counter) (fun s => s)
+    (fun p _ ih s =>
+      let s' := runLines w m base p s
+      s'.force (ih s')) ps
+
+-- noncomputable: calls `run`.
+/-- The counting pass over the packed stream `ps` (slot width `w`, `m` slots a line, bitmap
+below `base`), from an empty counter. -/
+noncomputable def count (w m base : Nat) (ps : List (List Nat)) : Counter :=
+  run w m base ps ⟨0, 0, base, 0, true⟩
+
+/-! ## The pass visits the unpacked stream -/
+
+/-- Visiting a slot visits its block, if any. -/
+theorem Counter.slot_eq (base : Nat) (s : Counter) (v : Nat) :
+    s.slot base v = ((slotBlock v).toList).foldl (Counter.visit base) s := by
+  cases v with
+  | zero => rfl
+  | succ v => rfl
+
+/-- Walking a line visits its blocks in order. -/
+theorem line_eq_foldl (w base : Nat) : ∀ (m n : Nat) (s : Counter),
+    line w base m n s = (lineBlocks w m n).foldl (Counter.visit base) s
+  | 0, n, s => by
+    show s = _
+    simp [lineBlocks, slots]
+  | m + 1, n, s => by
+    show line w base m (n / 2 ^ w) (s.slot base (n % 2 ^ w)) = _
+    rw [line_eq_foldl w base m, Counter.slot_eq]
+    simp only [lineBlocks, slots, List.filterMap_cons]
+    cases n % 2 ^ w with
+    | zero => simp [slotBlock]
+    | succ v => simp [slotBlock]
+
+/-- Running over lines visits their blocks in order. -/
+theorem runLines_eq_foldl (w m base : Nat) : ∀ (ns : List Nat) (s : Counter),
+    runLines w m base ns s = (unpackLines w m ns).foldl (Counter.visit base) s
+  | [], s => by simp [runLines, unpackLines]
+  | n :: ns, s => by
+    show (line w base m n s).force (runLines w m base ns (line w base m n s)) = _
+    rw [Counter.force_eq, runLines_eq_foldl w m base ns, line_eq_foldl]
+    simp only [unpackLines, List.foldl_append]
+
+/-- Running over pages visits the unpacked stream in order. -/
+theorem run_eq_foldl (w m base : Nat) : ∀ (ps : List (List Nat)) (s : Counter),
+    run w m base ps s = (unpack w m ps).foldl (Counter.visit base) s
+  | [], s => by simp [run, unpack]
+  | p :: ps, s => by
+    show (runLines w m base p s).force (run w m base ps (runLines w m base p s)) = _
+    rw [Counter.force_eq, run_eq_foldl w m base ps, runLines_eq_foldl]
+    simp only [unpack, List.foldl_append]
+
+/-- Counting pages in two parts: the second part starts from the state the first leaves. -/
+theorem run_append (w m base : Nat) (ps qs : List (List Nat)) (s : Counter) :
+    run w m base (ps ++ qs) s = run w m base qs (run w m base ps s) := by
+  rw [run_eq_foldl, run_eq_foldl, run_eq_foldl]
+  have : unpack w m (ps ++ qs) = unpack w m ps ++ unpack w m qs := by
+    induction ps with
+    | nil => rfl
+    | cons p ps ih => simp only [List.cons_append, unpack, ih, List.append_assoc]
+  rw [this, List.foldl_append]
+
+/-! ## The pass counts correctly -/
+
+/-- `Nat.blt` answers `<`. -/
+theorem lt_of_blt_eq_true {x y : Nat} (h : Nat.blt x y = true) : x < y := by
+  simpa [Nat.blt_eq] using h
+
+/-- `Nat.blt` answers `<`, negatively. -/
+theorem le_of_blt_eq_false {x y : Nat} (h : Nat.blt x y = false) : y ≤ x :=
+  Nat.not_lt.mp fun hlt => by
+    have ht : Nat.blt x y = true := by simpa [Nat.blt_eq] using hlt
+    rw [ht] at h
+    cases h
+
+/-- `s` represents the list `seen` (with bound `base`): the blocks it has seen are exactly
+those of `seen`. -/
+def Represents (base : Nat) (s : Counter) (seen : List Nat) : Prop :=
+  ∀ y, y ∈ seen ↔ (y < base ∧ s.old.testBit y = true) ∨ (base ≤ y ∧ y < s.next)
+
+/-- A visit never sets `ok` back to `true`. -/
+theorem Counter.ok_of_visit (base : Nat) (s : Counter) (x : Nat)
+    (h : (s.visit base x).ok = true) : s.ok = true := by
+  revert h
+  unfold Counter.visit Counter.visitOld Counter.visitNew Counter.visitFresh Counter.hit
+  cases Nat.blt x base <;> cases s.old.testBit x <;> cases Nat.blt x s.next <;>
+    cases Nat.beq x s.next <;> simp
+
+/-- A pass that ends with `ok` started with `ok`. -/
+theorem ok_of_foldl (base : Nat) : ∀ (xs : List Nat) (s : Counter),
+    (xs.foldl (Counter.visit base) s).ok = true → s.ok = true
+  | [], _, h => h
+  | x :: xs, s, h => Counter.ok_of_visit base s x (ok_of_foldl base xs _ h)
+
+/-- One visit, when it keeps `ok`: one more reference, one more distinct block iff the block
+is new, and the counter represents the blocks seen with it. -/
+theorem Counter.visit_spec (base : Nat) (s : Counter) (seen : List Nat) (x : Nat)
+    (hr : Represents base s seen) (hok : (s.visit base x).ok = true) :
+    (s.visit base x).len = s.len + 1 ∧
+      (s.visit base x).dist = s.dist + (if x ∈ seen then 0 else 1) ∧
+      Represents base (s.visit base x) (if x ∈ seen then seen else x :: seen) := by
+  have hx := hr x
+  cases hb : Nat.blt x base
+  · -- `x ≥ base`
+    have hxb : base ≤ x := le_of_blt_eq_false hb
+    cases hn : Nat.blt x s.next
+    · have hxn : s.next ≤ x := le_of_blt_eq_false hn
+      cases he : Nat.beq x s.next
+      · simp [Counter.visit, Counter.visitNew, Counter.visitFresh, hb, hn, he] at hok
+      · have hxe : x = s.next := by simpa [Nat.beq_eq] using he
+        have hxs : x ∉ seen := by
+          rw [hx]
+          rintro (⟨h1, -⟩ | ⟨-, h2⟩) <;> omega
+        have hv : s.visit base x = ⟨s.len + 1, s.dist + 1, s.next + 1, s.old, s.ok⟩ := by
+          simp [Counter.visit, Counter.visitNew, Counter.visitFresh, hb, hn, he]
+        rw [hv]
+        refine ⟨rfl, by simp [hxs], ?_⟩
+        intro y
+        simp only [hxs, ↓reduceIte, List.mem_cons, hr y]
+        constructor
+        · rintro (e | e)
+          · subst e; right; omega
+          · rcases e with e | e
+            · exact Or.inl e
+            · right; omega
+        · rintro (e | e)
+          · exact Or.inr (Or.inl e)
+          · by_cases hy : y = x
+            · exact Or.inl hy
+            · right; right; omega
+    · have hxn : x < s.next := lt_of_blt_eq_true hn
+      have hxs : x ∈ seen := by rw [hx]; exact Or.inr ⟨hxb, hxn⟩
+      have hv : s.visit base x = s.hit := by
+        simp [Counter.visit, Counter.visitNew, hb, hn]
+      rw [hv]
+      exact ⟨rfl, by rw [if_pos hxs]; rfl, by rw [if_pos hxs]; exact hr⟩
+  · -- `x < base`
+    have hxb : x < base := lt_of_blt_eq_true hb
+    cases ht : s.old.testBit x
+    · have hxs : x ∉ seen := by
+        rw [hx]
+        rintro (⟨-, h2⟩ | ⟨h1, -⟩)
+        · rw [ht] at h2
+          cases h2
+        · omega
+      have hv : s.visit base x = ⟨s.len + 1, s.dist + 1, s.next, s.old ||| 2 ^ x, s.ok⟩ := by
+        simp [Counter.visit, Counter.visitOld, hb, ht]
+      rw [hv]
+      refine ⟨rfl, by simp [hxs], ?_⟩
+      intro y
+      simp only [hxs, ↓reduceIte, List.mem_cons, hr y, Nat.testBit_or, Nat.testBit_two_pow,
+        Bool.or_eq_true, decide_eq_true_eq]
+      constructor
+      · rintro (e | e)
+        · subst e; exact Or.inl ⟨hxb, Or.inr rfl⟩
+        · rcases e with ⟨e1, e2⟩ | e
+          · exact Or.inl ⟨e1, Or.inl e2⟩
+          · exact Or.inr e
+      · rintro (⟨e1, e2 | e2⟩ | e)
+        · exact Or.inr (Or.inl ⟨e1, e2⟩)
+        · exact Or.inl e2.symm
+        · exact Or.inr (Or.inr e)
+    · have hxs : x ∈ seen := by rw [hx]; exact Or.inl ⟨hxb, ht⟩
+      have hv : s.visit base x = s.hit := by
+        simp [Counter.visit, Counter.visitOld, hb, ht]
+      rw [hv]
+      exact ⟨rfl, by rw [if_pos hxs]; rfl, by rw [if_pos hxs]; exact hr⟩
+
+/-- A pass over a list of references that keeps `ok` adds its length to `len` and its new
+distinct blocks to `dist`. -/
+theorem foldl_visit (base : Nat) : ∀ (xs : List Nat) (s : Counter) (seen : List Nat),
+    Represents base s seen → (xs.foldl (Counter.visit base) s).ok = true →
+      (xs.foldl (Counter.visit base) s).len = s.len + xs.length ∧
+        (xs.foldl (Counter.visit base) s).dist = s.dist + distinctFrom seen xs
+  | [], s, seen, _, _ => by simp [distinctFrom]
+  | x :: xs, s, seen, hr, hok => by
+    rw [List.foldl_cons] at hok ⊢
+    have hok1 := ok_of_foldl base xs _ hok
+    obtain ⟨e1, e2, hr'⟩ := Counter.visit_spec base s seen x hr hok1
+    by_cases hx : x ∈ seen
+    · rw [if_pos hx] at e2 hr'
+      obtain ⟨h1, h2⟩ := foldl_visit base xs _ seen hr' hok
+      simp only [distinctFrom, hx, ↓reduceIte, List.length_cons]
+      constructor <;> omega
+    · rw [if_neg hx] at e2 hr'
+      obtain ⟨h1, h2⟩ := foldl_visit base xs _ (x :: seen) hr' hok
+      simp only [distinctFrom, hx, ↓reduceIte, List.length_cons]
+      constructor <;> omega
+
+/-- **The count is correct.** If the pass keeps `ok`, it has computed the length and the
+number of distinct blocks of the stream that the pages denote. -/
+theorem count_spec (w m base : Nat) (ps : List (List Nat)) (h : (count w m base ps).ok = true) :
+    (count w m base ps).len = (unpack w m ps).length ∧
+      (count w m base ps).dist = distinct (unpack w m ps) := by
+  unfold count at h ⊢
+  rw [run_eq_foldl] at h ⊢
+  have hrep : Represents base ⟨0, 0, base, 0, true⟩ [] := fun y =>
+    ⟨fun h => absurd h List.not_mem_nil, fun h => by
+      rcases h with ⟨-, h⟩ | ⟨h1, h2⟩
+      · simp at h
+      · exact absurd h2 (Nat.not_lt.mpr h1)⟩
+  have := foldl_visit base (unpack w m ps) ⟨0, 0, base, 0, true⟩ [] hrep h
+  simpa [distinct] using this
+
+/-- Counts computed by `count` (for instance by the kernel, with `decide +kernel`) are the
+length and the number of distinct blocks of the unpacked stream. -/
+theorem length_distinct_of_count {w m base : Nat} {ps : List (List Nat)} {len dist : Nat}
+    (h : (count w m base ps).ok = true ∧ (count w m base ps).len = len ∧
+      (count w m base ps).dist = dist) :
+    (unpack w m ps).length = len ∧ distinct (unpack w m ps) = dist := by
+  obtain ⟨hok, hl, hd⟩ := h
+  rw [← (count_spec w m base ps hok).1, ← (count_spec w m base ps hok).2]
+  exact ⟨hl, hd⟩
+
+end KVCache.Ceiling.Packed
+
+end
