@@ -7,7 +7,10 @@ public import Proofs.Ceiling.Count
 public import Proofs.Ceiling.Mooncake
 public import Proofs.Kernel.Model
 public import Proofs.Kernel.Invariants
+public import Proofs.Kernel.Custody
+public import Proofs.Kernel.Check
 public import Proofs.Kernel.Table
+public import Proofs.Kernel.Workflows
 public import Proofs.Placement.Wall
 public import Proofs.Leak.Salted
 public import Proofs.Placement.Farthest
@@ -26,10 +29,14 @@ The library's root: importing `Proofs` brings every published result.
   hits, stack distances).
 * `Proofs.Ceiling.Count` — a counting pass proved to compute (length, distinct) of a packed
   stream; `Proofs.Ceiling.Mooncake` has the kernel count the public claim's window with it.
-* `Proofs.Kernel.Model` — the single-owner state-movement kernel and its finite-domain
-  checkers; `Proofs.Kernel.Invariants` — its theorems (one live owner, unreadable escrow,
-  stale transfers refused, ...); `Proofs.Kernel.Table` checks it against an independent
-  reference on a finite domain.
+* `Proofs.Kernel.Model` — the single-owner state-movement kernel (several blocks,
+  kernel-issued capabilities and tickets) and a system around it (holders' tokens, a network
+  that delays, duplicates, reorders and drops); `Proofs.Kernel.Invariants` — stale tokens
+  refused, unreadable escrow, exactly-once settlement, reallocation kills the past, progress;
+  `Proofs.Kernel.Custody` — at most one valid capability per block and only its holder reads,
+  in every reachable system state; `Proofs.Kernel.Check` — a passing table lists exactly the
+  reachable states; `Proofs.Kernel.Table` — that table for one finite domain, checked against
+  an independent reference; `Proofs.Kernel.Workflows` — 29 named workflows on both.
 * `Proofs.Placement.Wall` — misses ≥ distinct blocks for every routing and policy; a pooled
   cache reaches the wall, per-instance caches cannot when blocks are shared.
 * `Proofs.Leak.Salted` — a prefix cache keyed by (salt, block) with a keyed salt bound at

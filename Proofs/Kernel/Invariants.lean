@@ -5,550 +5,788 @@ public import Proofs.Kernel.Model
 /-!
 # Single-owner state movement: the invariants
 
-The theorems about the kernel of `Proofs.Kernel.Model`, for every configuration:
+Theorems about the kernel and the system of `Proofs.Kernel.Model`, for every configuration:
 
-* **One live owner.** At most one holder can read in any state (`at_most_one_live_owner`,
-  `reachable_at_most_one_live_owner`); only the owner reads, and a read changes nothing
-  (`only_owner_reads`).
-* **Escrow is unreadable.** No read succeeds while the block is in flight
-  (`no_read_in_escrow`, `escrow_has_no_live_owner`), and `begin` revokes the sender at once
-  (`begin_revokes_sender`).
-* **Transfers settle exactly once.** `commit` hands the block to the ticket's receiver and
-  `abort` returns it to the sender, each using the ticket up (`commit_hands_to_receiver`,
-  `abort_returns_to_sender`); a used ticket stays used and can never be settled again
-  (`used_ticket_stays_used_run`, `used_ticket_refused`, `ticket_single_use`,
-  `commit_replay_refused`).
-* **Stale requests are refused and change nothing** (`stale_epoch_refused`,
-  `stale_gen_refused`, `stale_epoch_state_unchanged`, `stale_gen_state_unchanged`,
-  `wrong_gen_refused`, `refusal_leaves_state_unchanged`).
-* **Evict-and-reallocate kills the past.** After `realloc`, every capability and every ticket
-  of an older generation is refused forever (`realloc_kills_older_capabilities`,
-  `realloc_kills_older_tickets`).
-* **Conservation.** Custody is neither created nor destroyed except by `evict`/`realloc`
-  (`custody_conserved`, `owner_origin`); epoch and generation only grow and stay within their
-  bounds (`epoch_monotone`, `gen_monotone_run`, `reachable_within_bounds`).
-* **The reachable-state invariant** `Inv` (a pending ticket exists exactly while the block is
-  in escrow under it, bound to the current epoch and generation, between two distinct known
-  holders; an owner is a known holder) holds in every reachable state
-  (`reachable_invariant`), and `runFrom` stays among reachable states (`runFrom_reach`).
-
-The proofs first characterise each accepted step (`begin_ok`, `settle_ok`, `ownerCheck_ok`,
-`read_ok`, `evict_ok`, `realloc_ok`, `advance_ok`), then build the headline theorems from
-those. Ticket-book lookups and updates are core's `l[t]?` and `List.set`, reasoned about with
-core's lemmas (`List.getElem?_set_self'`, `List.getElem?_set_ne`, `List.getElem?_replicate`).
+* **Accepted means current.** A request the kernel accepts presents a token of the current
+  epoch, the block's generation and its latest nonce (`accepted_current`); so stale epochs and
+  generations are refused (`stale_epoch_refused`, `stale_gen_refused`), and every refusal
+  leaves the state as it was and sends nothing (`refusal_changes_nothing`).
+* **Escrow is unreadable** (`escrow_unreadable`).
+* **Clocks only move forward.** Every step, accepted or refused, moves each block's
+  `(epoch, generation, sequence)` clock forward or leaves it (`step_clockLe`), and so does every
+  step of the system, whatever the network does (`sysRun_clockLe`). A token whose slot the
+  clock has passed is refused forever (`passed_refused`).
+* **A transfer settles exactly once.** `commit` hands the block to the receiver, `abort`
+  returns it to the sender (`commit_hands_to_receiver`, `abort_restores_sender`); once either
+  is accepted, the ticket is refused in every later state of the system, however the network
+  duplicates, delays or replays its messages (`settled_ticket_refused_forever`).
+* **Evict-and-reallocate kills the past.** After `alloc`, every token of the block's older
+  generations is refused forever (`realloc_kills_older_forever`).
+* **Progress.** In every reachable state (`KReach.wf`, `SysReach.wf`), the owner's read,
+  evict and begin with the block's current capability are accepted (`read_progress`,
+  `evict_progress`, `begin_progress`), a pending transfer can be committed and aborted
+  (`commit_progress`, `abort_progress`), and a free block can be reallocated below the
+  generation bound (`alloc_progress`).
 -/
 
 @[expose] public section
 
 namespace KVCache.Kernel
 
-/-! ## The reachable-state invariant -/
+/-! ## Tokens, clocks and well-formed states -/
 
-/-- The reachable-state invariant. -/
-structure Inv (cfg : Config) (s : State) : Prop where
-  /-- A pending ticket is the one the block is in escrow under, bound to the current epoch and
-  generation. -/
-  pending_escrow : ∀ t snd rcv e g, s.tickets[t]? = some (.pending snd rcv e g) →
-    s.phase = .escrow t ∧ e = s.epoch ∧ g = s.gen
-  /-- In escrow under `t`, ticket `t` is pending, bound to the current epoch and generation,
-  between two distinct known holders. -/
-  escrow_pending : ∀ t, s.phase = .escrow t →
-    ∃ snd rcv, s.tickets[t]? = some (.pending snd rcv s.epoch s.gen) ∧
-      snd < cfg.holders ∧ rcv < cfg.holders ∧ snd ≠ rcv
-  /-- An owner is a known holder. -/
-  owned_valid : ∀ h, s.phase = .owned h → h < cfg.holders
+/-- The block a token is about. -/
+def Tok.blk : Tok → Nat
+  | .cap c => c.blk
+  | .tkt t => t.blk
 
-/-! ## The ticket book -/
+/-- The epoch a token was issued in. -/
+def Tok.epoch : Tok → Nat
+  | .cap c => c.epoch
+  | .tkt t => t.epoch
+
+/-- The generation a token was issued for. -/
+def Tok.gen : Tok → Nat
+  | .cap c => c.gen
+  | .tkt t => t.gen
+
+/-- A token's nonce. -/
+def Tok.nonce : Tok → Nat
+  | .cap c => c.nonce
+  | .tkt t => t.nonce
+
+/-- `(e, g, n)` comes strictly before `(e', g', n')`, in lexicographic order. -/
+def LexLt (e g n e' g' n' : Nat) : Prop := e < e' ∨ e = e' ∧ (g < g' ∨ g = g' ∧ n < n')
+
+/-- `(e, g, n)` comes before `(e', g', n')` or is equal to it, in lexicographic order. -/
+def LexLe (e g n e' g' n' : Nat) : Prop := e < e' ∨ e = e' ∧ (g < g' ∨ g = g' ∧ n ≤ n')
+
+/-- A token slot `(b, e, g, n)` is current in `k`: block `b` exists and the token's epoch,
+generation and nonce are the ones the kernel's checks accept. -/
+def Kern.Current (k : Kern) (b e g n : Nat) : Prop :=
+  ∃ x, k.blocks[b]? = some x ∧ e = k.epoch ∧ g = x.gen ∧ n + 1 = x.seq
+
+/-- The clock of block `b` has passed the token slot `(e, g, n)`: the slot `(e, g, n + 1)` is
+strictly before the block's `(epoch, generation, sequence)`. -/
+def Kern.Passed (k : Kern) (b e g n : Nat) : Prop :=
+  ∃ x, k.blocks[b]? = some x ∧ LexLt e g (n + 1) k.epoch x.gen x.seq
+
+/-- `k'` is no earlier than `k` on the clock of every block of `k`. -/
+def Kern.ClockLe (k k' : Kern) : Prop :=
+  ∀ (b : Nat) (x : Blk), k.blocks[b]? = some x →
+    ∃ y : Blk, k'.blocks[b]? = some y ∧ LexLe k.epoch x.gen x.seq k'.epoch y.gen y.seq
+
+/-- A block record of a well-formed state: a held or escrowed block has issued a token in its
+epoch and generation, and its holders are known holders, the two ends of a transfer distinct. -/
+def BlkOk (cfg : Config) (x : Blk) : Prop :=
+  match x.phase with
+  | .free => True
+  | .owned h => 0 < x.seq ∧ h < cfg.holders
+  | .escrow s r => 0 < x.seq ∧ s < cfg.holders ∧ r < cfg.holders ∧ s ≠ r
+
+/-- A well-formed kernel state (every reachable one is: `KReach.wf`, `SysReach.wf`). -/
+structure WF (cfg : Config) (k : Kern) : Prop where
+  /-- One record per block. -/
+  length_eq : k.blocks.length = cfg.blocks
+  /-- Every record is well formed. -/
+  blk_ok : ∀ x ∈ k.blocks, BlkOk cfg x
+
+/-! ## Bool tests -/
+
+/-- `Nat.blt` of a smaller number. -/
+theorem blt_of_lt {a b : Nat} (h : a < b) : Nat.blt a b = true := Nat.ble_eq_true_of_le h
+
+/-- `Nat.ble` of a number no larger. -/
+theorem ble_of_le {a b : Nat} (h : a ≤ b) : Nat.ble a b = true := Nat.ble_eq_true_of_le h
+
+/-- `Nat.beq` of two different numbers. -/
+theorem beq_of_ne {a b : Nat} (h : a ≠ b) : Nat.beq a b = false := by
+  cases h' : Nat.beq a b
+  · rfl
+  · exact absurd (Nat.eq_of_beq_eq_true h') h
 
 /-- Updating an entry that exists makes the lookup return the new value. -/
 theorem getElem?_set_self_of_eq_some {α : Type} {l : List α} {t : Nat} {x y : α}
     (h : l[t]? = some x) : (l.set t y)[t]? = some y := by
   simp [List.getElem?_set_self', h]
 
-/-! ## What each accepted step does -/
+/-! ## What the checks establish -/
 
-/-- An accepted `begin` had a fresh capability, two distinct known holders, an unused ticket
-and the sender as owner; it moves the block to escrow and makes the ticket pending. -/
-theorem begin_ok {cfg : Config} {s s' : State} {t snd rcv e g : Nat}
-    (h : step cfg s (.begin t snd rcv e g) = .ok s') :
-    e = s.epoch ∧ g = s.gen ∧ snd < cfg.holders ∧ rcv < cfg.holders ∧ snd ≠ rcv ∧
-    s.tickets[t]? = some .unused ∧ s.phase = .owned snd ∧
-    s' = { s with phase := .escrow t, tickets := s.tickets.set t (.pending snd rcv e g) } := by
-  simp only [step] at h
-  repeat' split at h
-  all_goals (first | (cases h; done) | simp_all)
+/-- A token check that passes found the block owned, in the current epoch and generation, with
+the token's nonce the latest one. -/
+theorem tokCheck_ok {k : Kern} {b e g n : Nat} {x : Blk} (h : tokCheck k b e g n = .ok x) :
+    k.blocks[b]? = some x ∧ e = k.epoch ∧ g = x.gen ∧ n + 1 = x.seq ∧
+      ∃ o, x.phase = .owned o := by
+  unfold tokCheck at h
+  cases hb : k.blocks[b]? with
+  | none => simp [hb] at h
+  | some y =>
+    simp only [hb] at h
+    cases h1 : Nat.beq e k.epoch <;> cases h2 : Nat.beq g y.gen <;>
+      cases h3 : Nat.beq (n + 1) y.seq <;> cases hph : y.phase <;>
+      simp [h1, h2, h3, hph] at h
+    subst h
+    exact ⟨rfl, Nat.eq_of_beq_eq_true h1, Nat.eq_of_beq_eq_true h2, Nat.eq_of_beq_eq_true h3,
+      _, hph⟩
 
-/-- An accepted `commit`/`abort` had a fresh capability and settled the in-flight pending
-ticket (bound to the current epoch and generation); it gives the block to the receiver or
-the sender and uses the ticket up. -/
-theorem settle_ok {s s' : State} {t e g : Nat} {b : Bool} (h : settle s t e g b = .ok s') :
-    e = s.epoch ∧ g = s.gen ∧ s.phase = .escrow t ∧
-    ∃ snd rcv, s.tickets[t]? = some (.pending snd rcv s.epoch s.gen) ∧
-      s' = { s with
-        phase := .owned (if b then rcv else snd), tickets := s.tickets.set t .used } := by
-  simp only [settle] at h
-  repeat' split at h
-  all_goals first
-    | (cases h; done)
-    | (simp_all; done)
-    | (simp_all; exact ⟨_, _, ⟨rfl, rfl⟩, h.symm⟩)
-    | (simp_all; exact ⟨_, _, rfl, h.symm⟩)
+/-- A capability check that passes was made by a known holder, the capability's holder, and
+its token check passed. -/
+theorem capCheck_ok {cfg : Config} {k : Kern} {p : Nat} {c : Cap} {x : Blk}
+    (h : capCheck cfg k p c = .ok x) :
+    p < cfg.holders ∧ c.holder = p ∧ tokCheck k c.blk c.epoch c.gen c.nonce = .ok x := by
+  unfold capCheck at h
+  cases hp : Nat.blt p cfg.holders with
+  | false => simp [hp] at h
+  | true =>
+    cases ht : tokCheck k c.blk c.epoch c.gen c.nonce with
+    | error e => simp [hp, ht] at h
+    | ok y =>
+      cases hh : Nat.beq c.holder p <;> simp [hp, ht, hh] at h
+      subst h
+      exact ⟨Nat.le_of_ble_eq_true hp, Nat.eq_of_beq_eq_true hh, rfl⟩
 
-/-- A request that passed the owner check came from the owner with a fresh capability. -/
-theorem ownerCheck_ok {cfg : Config} {s s' : State} {h e g : Nat} {k : Except Refusal State}
-    (hk : ownerCheck cfg s h e g k = .ok s') :
-    e = s.epoch ∧ g = s.gen ∧ h < cfg.holders ∧ s.phase = .owned h ∧ k = .ok s' := by
-  simp only [ownerCheck] at hk
-  repeat' split at hk
-  all_goals (first | (cases hk; done) | simp_all)
+/-- A ticket check that passes found the block in escrow, in the current epoch and generation,
+with the ticket's nonce the latest one. -/
+theorem tktCheck_ok {k : Kern} {t : Tkt} {x : Blk} {s r : Nat}
+    (h : tktCheck k t = .ok (x, s, r)) :
+    k.blocks[t.blk]? = some x ∧ t.epoch = k.epoch ∧ t.gen = x.gen ∧ t.nonce + 1 = x.seq ∧
+      x.phase = .escrow s r := by
+  unfold tktCheck at h
+  cases hb : k.blocks[t.blk]? with
+  | none => simp [hb] at h
+  | some y =>
+    simp only [hb] at h
+    cases h1 : Nat.beq t.epoch k.epoch <;> cases h2 : Nat.beq t.gen y.gen <;>
+      cases h3 : Nat.beq (t.nonce + 1) y.seq <;> cases hph : y.phase <;>
+      simp [h1, h2, h3, hph] at h
+    obtain ⟨rfl, rfl, rfl⟩ := h
+    exact ⟨rfl, Nat.eq_of_beq_eq_true h1, Nat.eq_of_beq_eq_true h2, Nat.eq_of_beq_eq_true h3,
+      hph⟩
 
-/-- An accepted `read` came from the owner with a fresh capability, and changes nothing. -/
-theorem read_ok {cfg : Config} {s s' : State} {h e g : Nat}
-    (hs : step cfg s (.read h e g) = .ok s') :
-    e = s.epoch ∧ g = s.gen ∧ h < cfg.holders ∧ s.phase = .owned h ∧ s' = s := by
-  obtain ⟨h1, h2, h3, h4, h5⟩ := ownerCheck_ok (by simpa [step] using hs)
-  cases h5
-  exact ⟨h1, h2, h3, h4, rfl⟩
+/-! ## Accepted requests present current tokens; refusals change nothing -/
 
-/-- An accepted `evict` came from the owner with a fresh capability, and frees the block. -/
-theorem evict_ok {cfg : Config} {s s' : State} {h e g : Nat}
-    (hs : step cfg s (.evict h e g) = .ok s') :
-    e = s.epoch ∧ g = s.gen ∧ h < cfg.holders ∧ s.phase = .owned h ∧
-      s' = { s with phase := .free } := by
-  obtain ⟨h1, h2, h3, h4, h5⟩ := ownerCheck_ok (by simpa [step] using hs)
-  cases h5
-  exact ⟨h1, h2, h3, h4, rfl⟩
+/-- Every token an accepted request presents is current. -/
+theorem accepted_current {cfg : Config} {k : Kern} {r : Req} {τ : Tok} (hr : τ ∈ r.toks)
+    (h : (step cfg k r).verdict = .ok) : k.Current τ.blk τ.epoch τ.gen τ.nonce := by
+  cases r with
+  | read p c =>
+    simp only [Req.toks, List.mem_singleton] at hr
+    subst hr
+    simp only [step, doRead] at h
+    cases hc : capCheck cfg k p c with
+    | error e => simp [hc, refuse] at h
+    | ok x =>
+      obtain ⟨-, -, ht⟩ := capCheck_ok hc
+      obtain ⟨hb, he, hg, hn, -⟩ := tokCheck_ok ht
+      exact ⟨x, hb, he, hg, hn⟩
+  | evict p c =>
+    simp only [Req.toks, List.mem_singleton] at hr
+    subst hr
+    simp only [step, doEvict] at h
+    cases hc : capCheck cfg k p c with
+    | error e => simp [hc, refuse] at h
+    | ok x =>
+      obtain ⟨-, -, ht⟩ := capCheck_ok hc
+      obtain ⟨hb, he, hg, hn, -⟩ := tokCheck_ok ht
+      exact ⟨x, hb, he, hg, hn⟩
+  | begin p c rcv =>
+    simp only [Req.toks, List.mem_singleton] at hr
+    subst hr
+    simp only [step, doBegin] at h
+    cases hc : capCheck cfg k p c with
+    | error e => simp [hc, refuse] at h
+    | ok x =>
+      obtain ⟨-, -, ht⟩ := capCheck_ok hc
+      obtain ⟨hb, he, hg, hn, -⟩ := tokCheck_ok ht
+      exact ⟨x, hb, he, hg, hn⟩
+  | commit t =>
+    simp only [Req.toks, List.mem_singleton] at hr
+    subst hr
+    simp only [step, settle] at h
+    cases htk : tktCheck k t with
+    | error e => simp [htk, refuse] at h
+    | ok v =>
+      obtain ⟨x, s, r⟩ := v
+      obtain ⟨hb, he, hg, hn, -⟩ := tktCheck_ok htk
+      exact ⟨x, hb, he, hg, hn⟩
+  | abort t =>
+    simp only [Req.toks, List.mem_singleton] at hr
+    subst hr
+    simp only [step, settle] at h
+    cases htk : tktCheck k t with
+    | error e => simp [htk, refuse] at h
+    | ok v =>
+      obtain ⟨x, s, r⟩ := v
+      obtain ⟨hb, he, hg, hn, -⟩ := tktCheck_ok htk
+      exact ⟨x, hb, he, hg, hn⟩
+  | alloc p b => simp [Req.toks] at hr
+  | advance => simp [Req.toks] at hr
+  | resend b => simp [Req.toks] at hr
 
-/-- An accepted `realloc` found the block free and below the generation bound; it gives the
-block to the holder and bumps the generation. -/
-theorem realloc_ok {cfg : Config} {s s' : State} {h e g : Nat}
-    (hs : step cfg s (.realloc h e g) = .ok s') :
-    e = s.epoch ∧ g = s.gen ∧ h < cfg.holders ∧ s.phase = .free ∧ s.gen < cfg.maxGen ∧
-    s' = { s with phase := .owned h, gen := s.gen + 1 } := by
-  simp only [step] at hs
-  repeat' split at hs
-  all_goals (first | (cases hs; done) | simp_all)
+/-- A request presenting a token of another epoch is refused. -/
+theorem stale_epoch_refused {cfg : Config} {k : Kern} {r : Req} {τ : Tok} (hr : τ ∈ r.toks)
+    (he : τ.epoch ≠ k.epoch) : (step cfg k r).verdict ≠ .ok := fun h => by
+  obtain ⟨x, -, he', -, -⟩ := accepted_current hr h
+  exact he he'
 
-/-- An accepted `advance` was outside escrow and below the epoch bound; it bumps the epoch. -/
-theorem advance_ok {cfg : Config} {s s' : State} {e : Nat}
-    (hs : step cfg s (.advance e) = .ok s') :
-    e = s.epoch ∧ (∀ t, s.phase ≠ .escrow t) ∧ s.epoch < cfg.maxEpoch ∧
-    s' = { s with epoch := s.epoch + 1 } := by
-  simp only [step] at hs
-  repeat' split at hs
-  all_goals (first | (cases hs; done) | simp_all)
+/-- A request presenting a token of another generation of the block is refused. -/
+theorem stale_gen_refused {cfg : Config} {k : Kern} {r : Req} {τ : Tok} {x : Blk}
+    (hr : τ ∈ r.toks) (hx : k.blocks[τ.blk]? = some x) (hg : τ.gen ≠ x.gen) :
+    (step cfg k r).verdict ≠ .ok := fun h => by
+  obtain ⟨y, hy, -, hg', -⟩ := accepted_current hr h
+  rw [hx] at hy
+  cases hy
+  exact hg hg'
 
-/-! ## Headline theorems -/
+/-- Every refused request returns the state unchanged and sends nothing. -/
+theorem refusal_changes_nothing (cfg : Config) (k : Kern) (r : Req)
+    (h : (step cfg k r).verdict ≠ .ok) :
+    (step cfg k r).kern = k ∧ (step cfg k r).sends = [] := by
+  cases r with
+  | read p c =>
+    simp only [step, doRead] at h ⊢
+    cases hc : capCheck cfg k p c with
+    | error e => exact ⟨rfl, rfl⟩
+    | ok x => simp [hc] at h
+  | evict p c =>
+    simp only [step, doEvict] at h ⊢
+    cases hc : capCheck cfg k p c with
+    | error e => exact ⟨rfl, rfl⟩
+    | ok x => simp [hc] at h
+  | begin p c rcv =>
+    simp only [step, doBegin] at h ⊢
+    cases hc : capCheck cfg k p c with
+    | error e => exact ⟨rfl, rfl⟩
+    | ok x =>
+      cases h1 : Nat.blt rcv cfg.holders <;> cases h2 : Nat.beq rcv p <;>
+        cases h3 : Nat.ble (x.seq + 2) cfg.maxSeq <;>
+        simp [hc, h1, h2, h3, refuse] at h ⊢
+  | commit t =>
+    simp only [step, settle] at h ⊢
+    cases htk : tktCheck k t with
+    | error e => exact ⟨rfl, rfl⟩
+    | ok v => simp [htk] at h
+  | abort t =>
+    simp only [step, settle] at h ⊢
+    cases htk : tktCheck k t with
+    | error e => exact ⟨rfl, rfl⟩
+    | ok v => simp [htk] at h
+  | alloc p b =>
+    simp only [step, doAlloc] at h ⊢
+    cases hp : Nat.blt p cfg.holders with
+    | false => simp [refuse]
+    | true =>
+      cases hb : k.blocks[b]? with
+      | none => simp [refuse]
+      | some x =>
+        cases hg : Nat.blt x.gen cfg.maxGen <;> cases hph : x.phase <;>
+          simp [hp, hb, hg, hph, refuse] at h ⊢
+  | advance =>
+    simp only [step, doAdvance] at h ⊢
+    cases ha : k.blocks.any (fun x => x.phase.isEscrow) with
+    | true => exact ⟨rfl, rfl⟩
+    | false =>
+      cases he : Nat.blt k.epoch cfg.maxEpoch <;> simp [ha, he, refuse] at h ⊢
+  | resend b =>
+    simp only [step, doResend] at h ⊢
+    cases hb : k.blocks[b]? with
+    | none => exact ⟨rfl, rfl⟩
+    | some x => cases hph : x.phase <;> simp [hb, hph, refuse] at h ⊢
 
-/-- A refused request leaves the state exactly as it was. -/
-theorem refusal_leaves_state_unchanged (cfg : Config) (s : State) (a : Action) (r : Refusal)
-    (h : step cfg s a = .error r) : apply cfg s a = s := by
-  simp [apply, h]
+/-- A stale epoch is refused and changes nothing. -/
+theorem stale_epoch_changes_nothing {cfg : Config} {k : Kern} {r : Req} {τ : Tok}
+    (hr : τ ∈ r.toks) (he : τ.epoch ≠ k.epoch) :
+    (step cfg k r).kern = k ∧ (step cfg k r).sends = [] :=
+  refusal_changes_nothing cfg k r (stale_epoch_refused hr he)
 
-/-- A request presenting a stale epoch is refused with `staleEpoch`, whatever it asks. -/
-theorem stale_epoch_refused (cfg : Config) (s : State) (a : Action)
-    (h : a.epoch ≠ s.epoch) : step cfg s a = .error .staleEpoch := by
-  cases a <;> simp_all [step, settle, ownerCheck, Action.epoch]
+/-- A stale generation is refused and changes nothing. -/
+theorem stale_gen_changes_nothing {cfg : Config} {k : Kern} {r : Req} {τ : Tok} {x : Blk}
+    (hr : τ ∈ r.toks) (hx : k.blocks[τ.blk]? = some x) (hg : τ.gen ≠ x.gen) :
+    (step cfg k r).kern = k ∧ (step cfg k r).sends = [] :=
+  refusal_changes_nothing cfg k r (stale_gen_refused hr hx hg)
 
-/-- A request presenting the current epoch but a stale generation is refused with `staleGen`. -/
-theorem stale_gen_refused (cfg : Config) (s : State) (a : Action) (g : Nat)
-    (hg : a.gen? = some g) (he : a.epoch = s.epoch) (hne : g ≠ s.gen) :
-    step cfg s a = .error .staleGen := by
-  cases a <;> simp_all [step, settle, ownerCheck, Action.epoch, Action.gen?]
-
-/-- A stale epoch leaves the state unchanged. -/
-theorem stale_epoch_state_unchanged (cfg : Config) (s : State) (a : Action)
-    (h : a.epoch ≠ s.epoch) : apply cfg s a = s :=
-  refusal_leaves_state_unchanged cfg s a _ (stale_epoch_refused cfg s a h)
-
-/-- A stale generation leaves the state unchanged. -/
-theorem stale_gen_state_unchanged (cfg : Config) (s : State) (a : Action) (g : Nat)
-    (hg : a.gen? = some g) (he : a.epoch = s.epoch) (hne : g ≠ s.gen) : apply cfg s a = s :=
-  refusal_leaves_state_unchanged cfg s a _ (stale_gen_refused cfg s a g hg he hne)
-
-/-- Any request presenting a generation other than the current one is refused. -/
-theorem wrong_gen_refused (cfg : Config) (s : State) (a : Action) (g : Nat)
-    (hg : a.gen? = some g) (hne : g ≠ s.gen) : ∃ r, step cfg s a = .error r := by
-  by_cases he : a.epoch = s.epoch
-  · exact ⟨_, stale_gen_refused cfg s a g hg he hne⟩
-  · exact ⟨_, stale_epoch_refused cfg s a he⟩
-
-/-- Only the owner reads: a successful read was made by the owner with the current capability,
-and it changes nothing. -/
-theorem only_owner_reads (cfg : Config) (s s' : State) (h e g : Nat)
-    (hr : step cfg s (.read h e g) = .ok s') :
-    s.phase = .owned h ∧ e = s.epoch ∧ g = s.gen ∧ s' = s := by
-  have := ownerCheck_ok (by simpa [step] using hr)
-  obtain ⟨h1, h2, -, h4, h5⟩ := this
-  cases h5
-  exact ⟨h4, h1, h2, rfl⟩
-
-/-- No read succeeds while the block is in escrow. -/
-theorem no_read_in_escrow (cfg : Config) (s : State) (t h e g : Nat)
-    (hs : s.phase = .escrow t) : ∃ r, step cfg s (.read h e g) = .error r := by
-  cases hr : step cfg s (.read h e g) with
-  | error r => exact ⟨r, rfl⟩
-  | ok s' =>
-    have := (only_owner_reads cfg s s' h e g hr).1
-    rw [hs] at this
-    cases this
-
-/-- At most one live owner, in every state: two holders that can both read are the same. -/
-theorem at_most_one_live_owner (cfg : Config) (s : State) (h₁ h₂ : Nat)
-    (l₁ : LiveOwner cfg s h₁) (l₂ : LiveOwner cfg s h₂) : h₁ = h₂ := by
-  obtain ⟨e₁, g₁, r₁⟩ := l₁
-  obtain ⟨e₂, g₂, r₂⟩ := l₂
-  have a := (only_owner_reads cfg s s h₁ e₁ g₁ r₁).1
-  have b := (only_owner_reads cfg s s h₂ e₂ g₂ r₂).1
-  rw [a] at b
-  cases b
-  rfl
-
-/-- Every accepted step preserves the invariant. -/
-theorem inv_step (cfg : Config) (s s' : State) (a : Action) (hi : Inv cfg s)
-    (hs : step cfg s a = .ok s') : Inv cfg s' := by
-  cases a with
-  | begin t snd rcv e g =>
-    obtain ⟨rfl, rfl, hsnd, hrcv, hne, hu, hph, rfl⟩ := begin_ok hs
-    refine ⟨?_, ?_, ?_⟩
-    · intro u a b c d hu'
-      by_cases htu : t = u
-      · subst htu
-        rw [getElem?_set_self_of_eq_some hu] at hu'
-        cases hu'
-        exact ⟨rfl, rfl, rfl⟩
-      · rw [List.getElem?_set_ne htu] at hu'
-        have := (hi.pending_escrow u a b c d hu').1
-        rw [hph] at this; cases this
-    · intro u hu'
-      cases hu'
-      exact ⟨snd, rcv, getElem?_set_self_of_eq_some hu, hsnd, hrcv, hne⟩
-    · intro h' hh; cases hh
-  | commit t e g =>
-    obtain ⟨rfl, rfl, hph, snd, rcv, hp, rfl⟩ := settle_ok (by simpa [step] using hs)
-    obtain ⟨snd', rcv', hp', hsnd, hrcv, -⟩ := hi.escrow_pending t hph
-    rw [hp] at hp'
-    cases hp'
-    refine ⟨?_, ?_, ?_⟩
-    · intro u a b c d hu'
-      by_cases htu : t = u
-      · subst htu; rw [getElem?_set_self_of_eq_some hp] at hu'; cases hu'
-      · rw [List.getElem?_set_ne htu] at hu'
-        have := (hi.pending_escrow u a b c d hu').1
-        rw [hph] at this; cases this; exact absurd rfl htu
-    · intro u hu'; cases hu'
-    · intro h' hh; cases hh; exact hrcv
-  | abort t e g =>
-    obtain ⟨rfl, rfl, hph, snd, rcv, hp, rfl⟩ := settle_ok (by simpa [step] using hs)
-    obtain ⟨snd', rcv', hp', hsnd, hrcv, -⟩ := hi.escrow_pending t hph
-    rw [hp] at hp'
-    cases hp'
-    refine ⟨?_, ?_, ?_⟩
-    · intro u a b c d hu'
-      by_cases htu : t = u
-      · subst htu; rw [getElem?_set_self_of_eq_some hp] at hu'; cases hu'
-      · rw [List.getElem?_set_ne htu] at hu'
-        have := (hi.pending_escrow u a b c d hu').1
-        rw [hph] at this; cases this; exact absurd rfl htu
-    · intro u hu'; cases hu'
-    · intro h' hh; cases hh; exact hsnd
-  | read h e g =>
-    obtain ⟨-, -, -, -, hk⟩ := ownerCheck_ok (by simpa [step] using hs)
-    cases hk
-    exact hi
-  | evict h e g =>
-    obtain ⟨-, -, -, hph, hk⟩ := ownerCheck_ok (by simpa [step] using hs)
-    cases hk
-    refine ⟨?_, ?_, ?_⟩
-    · intro u a b c d hu'
-      have := (hi.pending_escrow u a b c d hu').1
-      rw [hph] at this; cases this
-    · intro u hu'; cases hu'
-    · intro h' hh; cases hh
-  | realloc h e g =>
-    obtain ⟨-, -, hh, hph, -, rfl⟩ := realloc_ok hs
-    refine ⟨?_, ?_, ?_⟩
-    · intro u a b c d hu'
-      have := (hi.pending_escrow u a b c d hu').1
-      rw [hph] at this; cases this
-    · intro u hu'; cases hu'
-    · intro h' hh'; cases hh'; exact hh
-  | advance e =>
-    obtain ⟨-, hph, -, rfl⟩ := advance_ok hs
-    refine ⟨?_, ?_, ?_⟩
-    · intro u a b c d hu'
-      have := (hi.pending_escrow u a b c d hu').1
-      exact absurd this (hph u)
-    · intro u hu'; exact absurd hu' (hph u)
-    · intro h' hh'; exact hi.owned_valid h' hh'
-
-/-- Every reachable state satisfies the invariant: a pending ticket exists exactly while the
-block is in escrow under that ticket, bound to the current epoch and generation, between two
-distinct known holders; an owner is a known holder. -/
-theorem reachable_invariant (cfg : Config) (s : State) (h : Reach cfg s) : Inv cfg s := by
-  induction h with
-  | init =>
-    refine ⟨?_, ?_, ?_⟩
-    · intro u a b c d hu'
-      simp [initial, List.getElem?_replicate] at hu'
-    · intro u hu'; cases hu'
-    · intro h' hh'; cases hh'
-  | next a _ hs ih => exact inv_step cfg _ _ a ih hs
-
-/-- Every reachable state has at most one live owner. -/
-theorem reachable_at_most_one_live_owner (cfg : Config) (s : State) (_ : Reach cfg s)
-    (h₁ h₂ : Nat) (l₁ : LiveOwner cfg s h₁) (l₂ : LiveOwner cfg s h₂) : h₁ = h₂ :=
-  at_most_one_live_owner cfg s h₁ h₂ l₁ l₂
-
-/-- In escrow nobody is a live owner. -/
-theorem escrow_has_no_live_owner (cfg : Config) (s : State) (t h : Nat)
-    (hs : s.phase = .escrow t) : ¬ LiveOwner cfg s h := by
-  intro ⟨e, g, hr⟩
-  obtain ⟨r, hr'⟩ := no_read_in_escrow cfg s t h e g hs
-  rw [hr] at hr'
-  cases hr'
-
-/-- Commit hands ownership to the receiver named by the ticket, and uses the ticket up. -/
-theorem commit_hands_to_receiver (cfg : Config) (s s' : State) (t e g : Nat)
-    (hs : step cfg s (.commit t e g) = .ok s') :
-    ∃ snd rcv, s.tickets[t]? = some (.pending snd rcv s.epoch s.gen) ∧
-      s.phase = .escrow t ∧ s'.phase = .owned rcv ∧ s'.tickets[t]? = some .used ∧
-      s'.epoch = s.epoch ∧ s'.gen = s.gen := by
-  obtain ⟨-, -, hph, snd, rcv, hp, rfl⟩ := settle_ok (by simpa [step] using hs)
-  exact ⟨snd, rcv, hp, hph, by simp, getElem?_set_self_of_eq_some hp, rfl, rfl⟩
-
-/-- Abort returns ownership to the sender named by the ticket, and uses the ticket up. -/
-theorem abort_returns_to_sender (cfg : Config) (s s' : State) (t e g : Nat)
-    (hs : step cfg s (.abort t e g) = .ok s') :
-    ∃ snd rcv, s.tickets[t]? = some (.pending snd rcv s.epoch s.gen) ∧
-      s.phase = .escrow t ∧ s'.phase = .owned snd ∧ s'.tickets[t]? = some .used ∧
-      s'.epoch = s.epoch ∧ s'.gen = s.gen := by
-  obtain ⟨-, -, hph, snd, rcv, hp, rfl⟩ := settle_ok (by simpa [step] using hs)
-  exact ⟨snd, rcv, hp, hph, by simp, getElem?_set_self_of_eq_some hp, rfl, rfl⟩
-
-/-- A used ticket stays used across every accepted step. -/
-theorem used_ticket_stays_used (cfg : Config) (s s' : State) (a : Action) (t : Nat)
-    (hu : s.tickets[t]? = some .used) (hs : step cfg s a = .ok s') :
-    s'.tickets[t]? = some .used := by
-  cases a with
-  | begin u snd rcv e g =>
-    obtain ⟨-, -, -, -, -, hu', -, rfl⟩ := begin_ok hs
-    by_cases htu : u = t
-    · subst htu; rw [hu] at hu'; cases hu'
-    · simp only; rw [List.getElem?_set_ne htu]; exact hu
-  | commit u e g =>
-    obtain ⟨-, -, -, snd, rcv, hp, rfl⟩ := settle_ok (by simpa [step] using hs)
-    by_cases htu : u = t
-    · subst htu; rw [hu] at hp; cases hp
-    · simp only; rw [List.getElem?_set_ne htu]; exact hu
-  | abort u e g =>
-    obtain ⟨-, -, -, snd, rcv, hp, rfl⟩ := settle_ok (by simpa [step] using hs)
-    by_cases htu : u = t
-    · subst htu; rw [hu] at hp; cases hp
-    · simp only; rw [List.getElem?_set_ne htu]; exact hu
-  | read h e g =>
-    obtain ⟨-, -, -, -, hk⟩ := ownerCheck_ok (by simpa [step] using hs)
-    cases hk; exact hu
-  | evict h e g =>
-    obtain ⟨-, -, -, -, hk⟩ := ownerCheck_ok (by simpa [step] using hs)
-    cases hk; exact hu
-  | realloc h e g =>
-    obtain ⟨-, -, -, -, -, rfl⟩ := realloc_ok hs
-    exact hu
-  | advance e =>
-    obtain ⟨-, -, -, rfl⟩ := advance_ok hs
-    exact hu
-
-/-- A used ticket can be neither committed nor aborted. -/
-theorem used_ticket_refused (cfg : Config) (s : State) (t e g : Nat)
-    (hu : s.tickets[t]? = some .used) :
-    (∃ r, step cfg s (.commit t e g) = .error r) ∧ (∃ r, step cfg s (.abort t e g) = .error r) := by
-  constructor
-  · cases hc : step cfg s (.commit t e g) with
-    | error r => exact ⟨r, rfl⟩
-    | ok s' =>
-      obtain ⟨-, -, -, snd, rcv, hp, -⟩ := settle_ok (by simpa [step] using hc)
-      rw [hu] at hp; cases hp
-  · cases hc : step cfg s (.abort t e g) with
-    | error r => exact ⟨r, rfl⟩
-    | ok s' =>
-      obtain ⟨-, -, -, snd, rcv, hp, -⟩ := settle_ok (by simpa [step] using hc)
-      rw [hu] at hp; cases hp
-
-/-- A used ticket stays used along every run. -/
-theorem used_ticket_stays_used_run (cfg : Config) (s s' : State) (t : Nat)
-    (hr : Run cfg s s') (hu : s.tickets[t]? = some .used) : s'.tickets[t]? = some .used := by
-  induction hr with
-  | refl => exact hu
-  | next a _ hs ih => exact used_ticket_stays_used cfg _ _ a t ih hs
-
-/-- A ticket is single-use: once a commit or an abort of ticket `t` succeeds, every later
-commit or abort of `t`, after any run, is refused. -/
-theorem ticket_single_use (cfg : Config) (s s' s'' : State) (t e g : Nat) (settleAct : Action)
-    (hact : settleAct = .commit t e g ∨ settleAct = .abort t e g)
-    (hs : step cfg s settleAct = .ok s') (hr : Run cfg s' s'') (e' g' : Nat) :
-    (∃ r, step cfg s'' (.commit t e' g') = .error r) ∧
-      (∃ r, step cfg s'' (.abort t e' g') = .error r) := by
-  have hu : s'.tickets[t]? = some .used := by
-    rcases hact with rfl | rfl
-    · exact (commit_hands_to_receiver cfg s s' t e g hs).choose_spec.choose_spec.2.2.2.1
-    · exact (abort_returns_to_sender cfg s s' t e g hs).choose_spec.choose_spec.2.2.2.1
-  exact used_ticket_refused cfg s'' t e' g' (used_ticket_stays_used_run cfg s' s'' t hr hu)
-
-/-- Commit hands ownership over exactly once: after a successful commit of `t`, a replay of the
-same commit is refused as a used ticket (the epoch and generation it presents are still
-current). -/
-theorem commit_replay_refused (cfg : Config) (s s' : State) (t : Nat)
-    (hs : step cfg s (.commit t s.epoch s.gen) = .ok s') :
-    step cfg s' (.commit t s.epoch s.gen) = .error .ticketUsed := by
-  obtain ⟨snd, rcv, -, -, -, hu, he, hg⟩ := commit_hands_to_receiver cfg s s' t _ _ hs
-  simp [step, settle, hu, he, hg]
-
-/-- The generation never decreases along an accepted step. -/
-theorem gen_monotone (cfg : Config) (s s' : State) (a : Action) (hs : step cfg s a = .ok s') :
-    s.gen ≤ s'.gen := by
-  cases a with
-  | begin => obtain ⟨-, -, -, -, -, -, -, rfl⟩ := begin_ok hs; exact Nat.le_refl _
-  | commit =>
-    obtain ⟨-, -, -, -, -, -, rfl⟩ := settle_ok (by simpa [step] using hs); exact Nat.le_refl _
-  | abort =>
-    obtain ⟨-, -, -, -, -, -, rfl⟩ := settle_ok (by simpa [step] using hs); exact Nat.le_refl _
-  | read => obtain ⟨-, -, -, -, rfl⟩ := read_ok hs; exact Nat.le_refl _
-  | evict => obtain ⟨-, -, -, -, rfl⟩ := evict_ok hs; exact Nat.le_refl _
-  | realloc => obtain ⟨-, -, -, -, -, rfl⟩ := realloc_ok hs; exact Nat.le_succ _
-  | advance => obtain ⟨-, -, -, rfl⟩ := advance_ok hs; exact Nat.le_refl _
-
-/-- The epoch never decreases along an accepted step. -/
-theorem epoch_monotone (cfg : Config) (s s' : State) (a : Action) (hs : step cfg s a = .ok s') :
-    s.epoch ≤ s'.epoch := by
-  cases a with
-  | begin => obtain ⟨-, -, -, -, -, -, -, rfl⟩ := begin_ok hs; exact Nat.le_refl _
-  | commit =>
-    obtain ⟨-, -, -, -, -, -, rfl⟩ := settle_ok (by simpa [step] using hs); exact Nat.le_refl _
-  | abort =>
-    obtain ⟨-, -, -, -, -, -, rfl⟩ := settle_ok (by simpa [step] using hs); exact Nat.le_refl _
-  | read => obtain ⟨-, -, -, -, rfl⟩ := read_ok hs; exact Nat.le_refl _
-  | evict => obtain ⟨-, -, -, -, rfl⟩ := evict_ok hs; exact Nat.le_refl _
-  | realloc => obtain ⟨-, -, -, -, -, rfl⟩ := realloc_ok hs; exact Nat.le_refl _
-  | advance => obtain ⟨-, -, -, rfl⟩ := advance_ok hs; exact Nat.le_succ _
-
-/-- The generation never decreases along a run. -/
-theorem gen_monotone_run (cfg : Config) (s s' : State) (hr : Run cfg s s') : s.gen ≤ s'.gen := by
-  induction hr with
-  | refl => exact Nat.le_refl _
-  | next a _ hs ih => exact Nat.le_trans ih (gen_monotone cfg _ _ a hs)
-
-/-- Evict-and-reallocate makes every older capability dead: after a reallocation, in every
-later state, any request presenting a generation of before the reallocation is refused. -/
-theorem realloc_kills_older_capabilities (cfg : Config) (s s' s'' : State) (h e g : Nat)
-    (hs : step cfg s (.realloc h e g) = .ok s') (hr : Run cfg s' s'')
-    (a : Action) (g' : Nat) (hg : a.gen? = some g') (hold : g' ≤ s.gen) :
-    ∃ r, step cfg s'' a = .error r := by
-  obtain ⟨-, -, -, -, -, rfl⟩ := realloc_ok hs
-  have := gen_monotone_run cfg _ _ hr
-  exact wrong_gen_refused cfg s'' a g' hg (by simp at this; omega)
-
-/-- Evict-and-reallocate makes every older ticket dead: in a reachable state, every ticket issued
-before a reallocation can never again be committed or aborted. -/
-theorem realloc_kills_older_tickets (cfg : Config) (s s' s'' : State) (h e g : Nat)
-    (hreach : Reach cfg s) (hs : step cfg s (.realloc h e g) = .ok s') (hr : Run cfg s' s'')
-    (t : Nat) (tk : Ticket) (htk : s.tickets[t]? = some tk) (hissued : tk ≠ .unused)
-    (e' g' : Nat) :
-    (∃ r, step cfg s'' (.commit t e' g') = .error r) ∧
-      (∃ r, step cfg s'' (.abort t e' g') = .error r) := by
-  have hi := reachable_invariant cfg s hreach
-  obtain ⟨-, -, -, hph, -, rfl⟩ := realloc_ok hs
-  have hu : s.tickets[t]? = some .used := by
-    cases tk with
-    | unused => exact absurd rfl hissued
-    | used => exact htk
-    | pending a b c d =>
-      have := (hi.pending_escrow t a b c d htk).1
-      rw [hph] at this; cases this
-  exact used_ticket_refused cfg s'' t e' g' (used_ticket_stays_used_run cfg _ s'' t hr hu)
-
-/-- Ownership is conserved: a step other than `evict`/`realloc` neither creates nor destroys
-custody (the owner or the in-flight ticket). -/
-theorem custody_conserved (cfg : Config) (s s' : State) (a : Action)
-    (hs : step cfg s a = .ok s') (ha : a.changesCustody = false) :
-    custody s'.phase = custody s.phase := by
-  cases a with
-  | begin =>
-    obtain ⟨-, -, -, -, -, -, hph, rfl⟩ := begin_ok hs
-    simp [custody, hph]
-  | commit =>
-    obtain ⟨-, -, hph, -, -, -, rfl⟩ := settle_ok (by simpa [step] using hs)
-    simp [custody, hph]
-  | abort =>
-    obtain ⟨-, -, hph, -, -, -, rfl⟩ := settle_ok (by simpa [step] using hs)
-    simp [custody, hph]
-  | read => obtain ⟨-, -, -, -, rfl⟩ := read_ok hs; rfl
-  | evict => simp [Action.changesCustody] at ha
-  | realloc => simp [Action.changesCustody] at ha
-  | advance => obtain ⟨-, -, -, rfl⟩ := advance_ok hs; rfl
-
-/-- Ownership is never created from nothing: after an accepted step, a holder owns the block
-only if it owned it before, or it received it by settling the in-flight ticket, or it got the
-free block by `realloc`. -/
-theorem owner_origin (cfg : Config) (s s' : State) (a : Action) (h : Nat)
-    (hs : step cfg s a = .ok s') (ho : s'.phase = .owned h) :
-    s.phase = .owned h ∨
-      (∃ t e g, s.phase = .escrow t ∧ (a = .commit t e g ∨ a = .abort t e g)) ∨
-      (∃ e g, s.phase = .free ∧ a = .realloc h e g) := by
-  cases a with
-  | begin => obtain ⟨-, -, -, -, -, -, -, rfl⟩ := begin_ok hs; cases ho
-  | commit t e g =>
-    obtain ⟨-, -, hph, -, -, -, rfl⟩ := settle_ok (by simpa [step] using hs)
-    exact Or.inr (Or.inl ⟨t, e, g, hph, Or.inl rfl⟩)
-  | abort t e g =>
-    obtain ⟨-, -, hph, -, -, -, rfl⟩ := settle_ok (by simpa [step] using hs)
-    exact Or.inr (Or.inl ⟨t, e, g, hph, Or.inr rfl⟩)
-  | read => obtain ⟨-, -, -, -, rfl⟩ := read_ok hs; exact Or.inl ho
-  | evict => obtain ⟨-, -, -, -, rfl⟩ := evict_ok hs; cases ho
-  | realloc h' e g =>
-    obtain ⟨-, -, -, hph, -, rfl⟩ := realloc_ok hs
+/-- No read succeeds while the block is in escrow, whatever capability is presented. -/
+theorem escrow_unreadable {cfg : Config} {k : Kern} {p : Nat} {c : Cap} {x : Blk} {s r : Nat}
+    (hx : k.blocks[c.blk]? = some x) (hph : x.phase = .escrow s r) :
+    (step cfg k (.read p c)).verdict ≠ .ok := by
+  intro h
+  simp only [step, doRead] at h
+  cases hc : capCheck cfg k p c with
+  | error e => simp [hc, refuse] at h
+  | ok y =>
+    obtain ⟨-, -, ht⟩ := capCheck_ok hc
+    obtain ⟨hy, -, -, -, o, ho⟩ := tokCheck_ok ht
+    rw [hx] at hy
+    cases hy
+    rw [hph] at ho
     cases ho
-    exact Or.inr (Or.inr ⟨e, g, hph, rfl⟩)
-  | advance => obtain ⟨-, -, -, rfl⟩ := advance_ok hs; exact Or.inl ho
 
-/-- Ownership is never duplicated by a transfer: while a ticket is in flight the sender has
-lost the block (no live owner at all), and a settled transfer leaves exactly one owner. -/
-theorem begin_revokes_sender (cfg : Config) (s s' : State) (t snd rcv e g : Nat)
-    (hs : step cfg s (.begin t snd rcv e g) = .ok s') :
-    s.phase = .owned snd ∧ s'.phase = .escrow t ∧ ∀ h, ¬ LiveOwner cfg s' h := by
-  obtain ⟨-, -, -, -, -, -, hph, rfl⟩ := begin_ok hs
-  exact ⟨hph, rfl, fun h => escrow_has_no_live_owner cfg _ t h rfl⟩
+/-! ## Settling a transfer -/
 
-/-- Epoch and generation stay within their bounds in every reachable state. -/
-theorem reachable_within_bounds (cfg : Config) (s : State) (h : Reach cfg s) :
-    s.epoch ≤ cfg.maxEpoch ∧ s.gen ≤ cfg.maxGen := by
-  induction h with
-  | init => simp [initial]
-  | next a _ hs ih =>
-    cases a with
-    | begin => obtain ⟨-, -, -, -, -, -, -, rfl⟩ := begin_ok hs; exact ih
-    | commit =>
-      obtain ⟨-, -, -, -, -, -, rfl⟩ := settle_ok (by simpa [step] using hs); exact ih
-    | abort =>
-      obtain ⟨-, -, -, -, -, -, rfl⟩ := settle_ok (by simpa [step] using hs); exact ih
-    | read => obtain ⟨-, -, -, -, rfl⟩ := read_ok hs; exact ih
-    | evict => obtain ⟨-, -, -, -, rfl⟩ := evict_ok hs; exact ih
-    | realloc =>
-      obtain ⟨-, -, -, -, hlt, rfl⟩ := realloc_ok hs; exact ⟨ih.1, hlt⟩
-    | advance =>
-      obtain ⟨-, -, hlt, rfl⟩ := advance_ok hs; exact ⟨hlt, ih.2⟩
+/-- An accepted `commit` hands the block to the transfer's receiver, with a new capability. -/
+theorem commit_hands_to_receiver {cfg : Config} {k : Kern} {t : Tkt} {x : Blk} {s r : Nat}
+    (hx : k.blocks[t.blk]? = some x) (hph : x.phase = .escrow s r)
+    (h : (step cfg k (.commit t)).verdict = .ok) :
+    (step cfg k (.commit t)).kern.blocks[t.blk]? = some ⟨x.gen, x.seq + 1, .owned r⟩ ∧
+      (step cfg k (.commit t)).sends = [.grant r ⟨t.blk, r, k.epoch, x.gen, x.seq⟩] := by
+  simp only [step, settle] at h ⊢
+  cases htk : tktCheck k t with
+  | error e => simp [htk, refuse] at h
+  | ok v =>
+    obtain ⟨y, s', r'⟩ := v
+    obtain ⟨hy, -, -, -, hph'⟩ := tktCheck_ok htk
+    rw [hx] at hy
+    cases hy
+    rw [hph] at hph'
+    cases hph'
+    exact ⟨getElem?_set_self_of_eq_some hx, rfl⟩
 
+/-- An accepted `abort` returns the block to the transfer's sender, with a new capability. -/
+theorem abort_restores_sender {cfg : Config} {k : Kern} {t : Tkt} {x : Blk} {s r : Nat}
+    (hx : k.blocks[t.blk]? = some x) (hph : x.phase = .escrow s r)
+    (h : (step cfg k (.abort t)).verdict = .ok) :
+    (step cfg k (.abort t)).kern.blocks[t.blk]? = some ⟨x.gen, x.seq + 1, .owned s⟩ ∧
+      (step cfg k (.abort t)).sends = [.grant s ⟨t.blk, s, k.epoch, x.gen, x.seq⟩] := by
+  simp only [step, settle] at h ⊢
+  cases htk : tktCheck k t with
+  | error e => simp [htk, refuse] at h
+  | ok v =>
+    obtain ⟨y, s', r'⟩ := v
+    obtain ⟨hy, -, -, -, hph'⟩ := tktCheck_ok htk
+    rw [hx] at hy
+    cases hy
+    rw [hph] at hph'
+    cases hph'
+    exact ⟨getElem?_set_self_of_eq_some hx, rfl⟩
 
-/-- Whatever a run of requests does, it ends in a state reachable from where it started. -/
-theorem runFrom_reach (cfg : Config) (s : State) (as : List Action) (k : Nat)
-    (h : Reach cfg s) : Reach cfg (runFrom cfg s as k).1 := by
-  induction as generalizing s k with
-  | nil => exact h
-  | cons a as ih =>
-    simp only [runFrom]
+/-! ## Clocks move forward -/
+
+/-- Every state is no earlier than itself. -/
+theorem clockLe_refl (k : Kern) : k.ClockLe k :=
+  fun _ x hx => ⟨x, hx, Or.inr ⟨rfl, Or.inr ⟨rfl, Nat.le_refl _⟩⟩⟩
+
+/-- `ClockLe` is transitive. -/
+theorem clockLe_trans {k₁ k₂ k₃ : Kern} (h₁ : k₁.ClockLe k₂) (h₂ : k₂.ClockLe k₃) :
+    k₁.ClockLe k₃ := by
+  intro b x hx
+  obtain ⟨y, hy, hxy⟩ := h₁ b x hx
+  obtain ⟨z, hz, hyz⟩ := h₂ b y hy
+  exact ⟨z, hz, by unfold LexLe at *; omega⟩
+
+/-- Replacing a block's record by one no earlier on its clock moves the state forward. -/
+theorem clockLe_put {k : Kern} {b : Nat} {x y : Blk} (hx : k.blocks[b]? = some x)
+    (hxy : LexLe k.epoch x.gen x.seq k.epoch y.gen y.seq) : k.ClockLe (k.put b y) := by
+  intro b' x' hx'
+  by_cases hb : b = b'
+  · subst hb
+    rw [hx] at hx'
+    cases hx'
+    exact ⟨y, getElem?_set_self_of_eq_some hx, hxy⟩
+  · refine ⟨x', ?_, Or.inr ⟨rfl, Or.inr ⟨rfl, Nat.le_refl _⟩⟩⟩
+    show (k.blocks.set b y)[b']? = some x'
+    rw [List.getElem?_set_ne hb]
+    exact hx'
+
+/-- An epoch change moves every block's clock forward. -/
+theorem clockLe_advance (k : Kern) : k.ClockLe ⟨k.epoch + 1, k.blocks.map Blk.renew⟩ :=
+  fun _ x hx => ⟨x.renew, by simp [hx], Or.inl (Nat.lt_succ_self _)⟩
+
+/-- Every step, accepted or refused, moves every block's clock forward or leaves it. -/
+theorem step_clockLe (cfg : Config) (k : Kern) (r : Req) : k.ClockLe (step cfg k r).kern := by
+  cases r with
+  | read p c =>
+    simp only [step, doRead]
+    cases capCheck cfg k p c <;> exact clockLe_refl k
+  | evict p c =>
+    simp only [step, doEvict]
+    cases hc : capCheck cfg k p c with
+    | error e => exact clockLe_refl k
+    | ok x =>
+      obtain ⟨-, -, ht⟩ := capCheck_ok hc
+      obtain ⟨hb, -, -, -, -⟩ := tokCheck_ok ht
+      exact clockLe_put hb (Or.inr ⟨rfl, Or.inr ⟨rfl, Nat.le_refl _⟩⟩)
+  | begin p c rcv =>
+    simp only [step, doBegin]
     split
-    · next s' hs => exact ih s' k (Reach.next a h hs)
-    · exact ih s (k + 1) h
+    · exact clockLe_refl k
+    · rename_i x hc
+      obtain ⟨-, -, ht⟩ := capCheck_ok hc
+      obtain ⟨hb, -, -, -, -⟩ := tokCheck_ok ht
+      cases Nat.blt rcv cfg.holders <;> cases Nat.beq rcv p <;>
+        cases Nat.ble (x.seq + 2) cfg.maxSeq <;>
+        first
+        | exact clockLe_refl k
+        | exact clockLe_put (y := ⟨x.gen, x.seq + 1, .escrow p rcv⟩) hb
+            (Or.inr ⟨rfl, Or.inr ⟨rfl, Nat.le_succ _⟩⟩)
+  | commit t =>
+    simp only [step, settle]
+    cases htk : tktCheck k t with
+    | error e => exact clockLe_refl k
+    | ok v =>
+      obtain ⟨x, s, r⟩ := v
+      obtain ⟨hb, -, -, -, -⟩ := tktCheck_ok htk
+      exact clockLe_put hb (Or.inr ⟨rfl, Or.inr ⟨rfl, Nat.le_succ _⟩⟩)
+  | abort t =>
+    simp only [step, settle]
+    cases htk : tktCheck k t with
+    | error e => exact clockLe_refl k
+    | ok v =>
+      obtain ⟨x, s, r⟩ := v
+      obtain ⟨hb, -, -, -, -⟩ := tktCheck_ok htk
+      exact clockLe_put hb (Or.inr ⟨rfl, Or.inr ⟨rfl, Nat.le_succ _⟩⟩)
+  | alloc p b =>
+    simp only [step, doAlloc]
+    cases Nat.blt p cfg.holders with
+    | false => exact clockLe_refl k
+    | true =>
+      split
+      · exact clockLe_refl k
+      · rename_i x hb
+        split
+        · cases Nat.blt x.gen cfg.maxGen with
+          | false => exact clockLe_refl k
+          | true =>
+            exact clockLe_put (y := ⟨x.gen + 1, 1, .owned p⟩) hb
+              (Or.inr ⟨rfl, Or.inl (Nat.lt_succ_self _)⟩)
+        · exact clockLe_refl k
+  | advance =>
+    simp only [step, doAdvance]
+    cases k.blocks.any (fun x => x.phase.isEscrow) with
+    | true => exact clockLe_refl k
+    | false =>
+      cases Nat.blt k.epoch cfg.maxEpoch with
+      | false => exact clockLe_refl k
+      | true => exact clockLe_advance k
+  | resend b =>
+    simp only [step, doResend]
+    split
+    · exact clockLe_refl k
+    · split <;> exact clockLe_refl k
+
+/-- A passed slot stays passed in every later state. -/
+theorem passed_of_clockLe {k k' : Kern} {b e g n : Nat} (hp : k.Passed b e g n)
+    (hc : k.ClockLe k') : k'.Passed b e g n := by
+  obtain ⟨x, hx, hlt⟩ := hp
+  obtain ⟨y, hy, hle⟩ := hc b x hx
+  exact ⟨y, hy, by unfold LexLt LexLe at *; omega⟩
+
+/-- A request presenting a token whose slot the clock has passed is refused. -/
+theorem passed_refused {cfg : Config} {k : Kern} {r : Req} {τ : Tok} (hr : τ ∈ r.toks)
+    (hp : k.Passed τ.blk τ.epoch τ.gen τ.nonce) : (step cfg k r).verdict ≠ .ok := by
+  intro h
+  obtain ⟨x, hx, he, hg, hn⟩ := accepted_current hr h
+  obtain ⟨y, hy, hlt⟩ := hp
+  rw [hx] at hy
+  cases hy
+  unfold LexLt at hlt
+  omega
+
+/-- Every step of the system moves the kernel's clocks forward or leaves them: the network and
+the holders change nothing in the kernel, which only ever takes a step. -/
+theorem sysStep_clockLe {cfg : Config} {S S' : Sys} (h : SysStep cfg S S') :
+    S.kern.ClockLe S'.kern := by
+  cases h with
+  | send p r _ _ _ => exact clockLe_refl _
+  | share p q τ _ _ => exact clockLe_refl _
+  | tick r _ => exact step_clockLe cfg S.kern r
+  | deliver l₁ l₂ m _ =>
+    cases m with
+    | req r => exact step_clockLe cfg S.kern r
+    | grant q c => exact clockLe_refl _
+    | ticket q t => exact clockLe_refl _
+  | dup l₁ l₂ m _ => exact clockLe_refl _
+  | drop l₁ l₂ m _ => exact clockLe_refl _
+
+/-- Every run of the system moves the kernel's clocks forward or leaves them. -/
+theorem sysRun_clockLe {cfg : Config} {S S' : Sys} (h : SysRun cfg S S') :
+    S.kern.ClockLe S'.kern := by
+  induction h with
+  | refl => exact clockLe_refl _
+  | step _ hs ih => exact clockLe_trans ih (sysStep_clockLe hs)
+
+/-! ## Exactly once, and reallocation -/
+
+/-- A settled ticket's slot is passed at once. -/
+theorem settle_passes {k : Kern} {t : Tkt} {b : Bool} (h : (settle k t b).verdict = .ok) :
+    (settle k t b).kern.Passed t.blk t.epoch t.gen t.nonce := by
+  unfold settle at h ⊢
+  cases htk : tktCheck k t with
+  | error e => simp [htk, refuse] at h
+  | ok v =>
+    obtain ⟨x, s, r⟩ := v
+    obtain ⟨hb, he, hg, hn, -⟩ := tktCheck_ok htk
+    exact ⟨_, getElem?_set_self_of_eq_some hb,
+      Or.inr ⟨he, Or.inr ⟨hg, by show t.nonce + 1 < x.seq + 1; omega⟩⟩⟩
+
+/-- **Exactly once.** Once the kernel accepts a `commit` or an `abort` of ticket `t`, every
+request presenting `t` is refused in every later state of the system, whatever the network
+does afterwards (duplicate, delay, reorder or replay the settling message). -/
+theorem settled_ticket_refused_forever {cfg : Config} {S S' : Sys} {t : Tkt} {b : Bool}
+    (hb : (step cfg S.kern (cond b (.commit t) (.abort t))).verdict = .ok)
+    (hrun : SysRun cfg (S.exec cfg (cond b (.commit t) (.abort t))) S') {r : Req}
+    (hr : .tkt t ∈ r.toks) : (step cfg S'.kern r).verdict ≠ .ok := by
+  have hp : (step cfg S.kern (cond b (.commit t) (.abort t))).kern.Passed
+      t.blk t.epoch t.gen t.nonce := by
+    cases b with
+    | true => exact settle_passes hb
+    | false => exact settle_passes hb
+  exact passed_refused hr (passed_of_clockLe hp (sysRun_clockLe hrun))
+
+/-- After an accepted reallocation of block `b`, every slot of `b` from an earlier epoch or
+generation is passed. -/
+theorem realloc_passes {cfg : Config} {k : Kern} {p b : Nat} {x : Blk}
+    (hx : k.blocks[b]? = some x) (ha : (step cfg k (.alloc p b)).verdict = .ok)
+    {e g n : Nat} (he : e ≤ k.epoch) (hg : g ≤ x.gen) :
+    (step cfg k (.alloc p b)).kern.Passed b e g n := by
+  simp only [step, doAlloc] at ha ⊢
+  cases hp : Nat.blt p cfg.holders <;> cases hph : x.phase <;>
+    cases hgen : Nat.blt x.gen cfg.maxGen <;> simp [hp, hx, hph, hgen, refuse] at ha ⊢
+  refine ⟨⟨x.gen + 1, 1, .owned p⟩, getElem?_set_self_of_eq_some hx, ?_⟩
+  show LexLt e g (n + 1) k.epoch (x.gen + 1) 1
+  unfold LexLt
+  omega
+
+/-- **Evict-and-reallocate kills the past.** After the kernel accepts the reallocation of
+block `b`, every token of `b` issued before it (of an epoch and generation no later than the
+block's then) is refused in every later state of the system, whatever the network does. -/
+theorem realloc_kills_older_forever {cfg : Config} {S S' : Sys} {p b : Nat} {x : Blk}
+    (hx : S.kern.blocks[b]? = some x) (ha : (step cfg S.kern (.alloc p b)).verdict = .ok)
+    (hrun : SysRun cfg (S.exec cfg (.alloc p b)) S') {τ : Tok} (hτ : τ.blk = b)
+    (he : τ.epoch ≤ S.kern.epoch) (hg : τ.gen ≤ x.gen) {r : Req} (hr : τ ∈ r.toks) :
+    (step cfg S'.kern r).verdict ≠ .ok := by
+  subst hτ
+  exact passed_refused hr (passed_of_clockLe (realloc_passes hx ha he hg) (sysRun_clockLe hrun))
+
+/-! ## Well-formed states -/
+
+/-- The initial state is well formed. -/
+theorem wf_init (cfg : Config) : WF cfg (Kern.init cfg) :=
+  ⟨by simp [Kern.init], fun x hx => by
+    have : x = ⟨0, 0, .free⟩ := List.eq_of_mem_replicate hx
+    subst this
+    exact trivial⟩
+
+/-- Replacing a record by a well-formed one keeps a state well formed. -/
+theorem wf_put {cfg : Config} {k : Kern} {b : Nat} {y : Blk} (hw : WF cfg k)
+    (hy : BlkOk cfg y) : WF cfg (k.put b y) :=
+  ⟨by simp [Kern.put, hw.length_eq], fun x hx => by
+    rcases List.mem_or_eq_of_mem_set hx with hx | rfl
+    · exact hw.blk_ok x hx
+    · exact hy⟩
+
+/-- Every step keeps a state well formed. -/
+theorem step_wf {cfg : Config} {k : Kern} (hw : WF cfg k) (r : Req) :
+    WF cfg (step cfg k r).kern := by
+  cases r with
+  | read p c =>
+    simp only [step, doRead]
+    cases capCheck cfg k p c <;> exact hw
+  | evict p c =>
+    simp only [step, doEvict]
+    cases capCheck cfg k p c with
+    | error e => exact hw
+    | ok x => exact wf_put (y := ⟨x.gen, x.seq, .free⟩) hw trivial
+  | begin p c rcv =>
+    simp only [step, doBegin]
+    split
+    · exact hw
+    · rename_i x hc
+      obtain ⟨hp, -, -⟩ := capCheck_ok hc
+      cases h1 : Nat.blt rcv cfg.holders with
+      | false => exact hw
+      | true =>
+        cases h2 : Nat.beq rcv p with
+        | true => exact hw
+        | false =>
+          cases Nat.ble (x.seq + 2) cfg.maxSeq with
+          | false => exact hw
+          | true =>
+            exact wf_put (y := ⟨x.gen, x.seq + 1, .escrow p rcv⟩) hw
+              ⟨Nat.succ_pos _, hp, Nat.le_of_ble_eq_true h1,
+                fun he => Nat.ne_of_beq_eq_false h2 he.symm⟩
+  | commit t =>
+    simp only [step, settle]
+    cases htk : tktCheck k t with
+    | error e => exact hw
+    | ok v =>
+      obtain ⟨x, s, r⟩ := v
+      obtain ⟨hb, -, -, -, hph⟩ := tktCheck_ok htk
+      have hok := hw.blk_ok x (List.mem_of_getElem? hb)
+      simp only [BlkOk, hph] at hok
+      exact wf_put (y := ⟨x.gen, x.seq + 1, .owned r⟩) hw ⟨Nat.succ_pos _, hok.2.2.1⟩
+  | abort t =>
+    simp only [step, settle]
+    cases htk : tktCheck k t with
+    | error e => exact hw
+    | ok v =>
+      obtain ⟨x, s, r⟩ := v
+      obtain ⟨hb, -, -, -, hph⟩ := tktCheck_ok htk
+      have hok := hw.blk_ok x (List.mem_of_getElem? hb)
+      simp only [BlkOk, hph] at hok
+      exact wf_put (y := ⟨x.gen, x.seq + 1, .owned s⟩) hw ⟨Nat.succ_pos _, hok.2.1⟩
+  | alloc p b =>
+    simp only [step, doAlloc]
+    cases hp : Nat.blt p cfg.holders with
+    | false => exact hw
+    | true =>
+      split
+      · exact hw
+      · rename_i x hb
+        split
+        · cases Nat.blt x.gen cfg.maxGen with
+          | false => exact hw
+          | true =>
+            exact wf_put (y := ⟨x.gen + 1, 1, .owned p⟩) hw
+              ⟨Nat.succ_pos _, Nat.le_of_ble_eq_true hp⟩
+        · exact hw
+  | advance =>
+    simp only [step, doAdvance]
+    cases ha : k.blocks.any (fun x => x.phase.isEscrow) with
+    | true => exact hw
+    | false =>
+      cases Nat.blt k.epoch cfg.maxEpoch with
+      | false => exact hw
+      | true =>
+        show WF cfg ⟨k.epoch + 1, k.blocks.map Blk.renew⟩
+        refine ⟨by simp [hw.length_eq], fun y hy => ?_⟩
+        obtain ⟨x, hx, rfl⟩ := List.mem_map.mp hy
+        have hok := hw.blk_ok x hx
+        have hne : x.phase.isEscrow = false := by
+          have := List.any_eq_false.mp ha x hx
+          simpa using this
+        unfold Blk.renew
+        cases hph : x.phase with
+        | free => exact trivial
+        | owned h =>
+          simp only [BlkOk, hph] at hok
+          exact ⟨Nat.succ_pos _, hok.2⟩
+        | escrow s r => simp [hph, Phase.isEscrow] at hne
+  | resend b =>
+    simp only [step, doResend]
+    split
+    · exact hw
+    · split <;> exact hw
+
+/-- Every kernel state reachable by accepted requests (forged tokens included) is well
+formed. -/
+theorem KReach.wf {cfg : Config} {k : Kern} (h : KReach cfg k) : WF cfg k := by
+  induction h with
+  | init => exact wf_init cfg
+  | step r _ _ ih => exact step_wf ih r
+
+/-- Every step of the system keeps the kernel well formed. -/
+theorem sysStep_wf {cfg : Config} {S S' : Sys} (h : SysStep cfg S S') (hw : WF cfg S.kern) :
+    WF cfg S'.kern := by
+  cases h with
+  | send p r _ _ _ => exact hw
+  | share p q τ _ _ => exact hw
+  | tick r _ => exact step_wf hw r
+  | deliver l₁ l₂ m _ =>
+    cases m with
+    | req r => exact step_wf hw r
+    | grant q c => exact hw
+    | ticket q t => exact hw
+  | dup l₁ l₂ m _ => exact hw
+  | drop l₁ l₂ m _ => exact hw
+
+/-- Every run of the system keeps the kernel well formed. -/
+theorem sysRun_wf {cfg : Config} {S S' : Sys} (h : SysRun cfg S S') (hw : WF cfg S.kern) :
+    WF cfg S'.kern := by
+  induction h with
+  | refl => exact hw
+  | step _ hs ih => first | exact sysStep_wf hs (ih hw) | exact sysStep_wf hs ih
+
+/-- In every reachable state of the system the kernel is well formed. -/
+theorem SysReach.wf {cfg : Config} {S : Sys} (h : SysReach cfg S) : WF cfg S.kern :=
+  sysRun_wf h (wf_init cfg)
+
+/-! ## Progress -/
+
+/-- In a well-formed state, an owned or escrowed block has issued a token: its sequence counter
+is some `n + 1`. -/
+theorem seq_succ {cfg : Config} {k : Kern} {b : Nat} {x : Blk} (hw : WF cfg k)
+    (hx : k.blocks[b]? = some x) (hph : x.phase ≠ .free) : ∃ n, n + 1 = x.seq := by
+  have hok := hw.blk_ok x (List.mem_of_getElem? hx)
+  cases hp : x.phase with
+  | free => exact absurd hp hph
+  | owned h =>
+    simp only [BlkOk, hp] at hok
+    exact ⟨x.seq - 1, by omega⟩
+  | escrow s r =>
+    simp only [BlkOk, hp] at hok
+    exact ⟨x.seq - 1, by omega⟩
+
+/-- An owner in a well-formed state is a known holder. -/
+theorem owner_known {cfg : Config} {k : Kern} {b h : Nat} {x : Blk} (hw : WF cfg k)
+    (hx : k.blocks[b]? = some x) (hph : x.phase = .owned h) : h < cfg.holders := by
+  have hok := hw.blk_ok x (List.mem_of_getElem? hx)
+  simp only [BlkOk, hph] at hok
+  exact hok.2
+
+/-- **Progress (read).** In a well-formed state, the owner of a block reads it with the
+block's current capability `⟨b, h, epoch, gen, n⟩` (`n + 1` the sequence counter). -/
+theorem read_progress {cfg : Config} {k : Kern} {b h n : Nat} {x : Blk} (hw : WF cfg k)
+    (hx : k.blocks[b]? = some x) (hph : x.phase = .owned h) (hn : n + 1 = x.seq) :
+    (step cfg k (.read h ⟨b, h, k.epoch, x.gen, n⟩)).verdict = .ok := by
+  simp [step, doRead, capCheck, tokCheck, hx, hph, hn,
+    blt_of_lt (owner_known hw hx hph)]
+
+/-- **Progress (evict).** In a well-formed state, the owner of a block evicts it with the
+block's current capability. -/
+theorem evict_progress {cfg : Config} {k : Kern} {b h n : Nat} {x : Blk} (hw : WF cfg k)
+    (hx : k.blocks[b]? = some x) (hph : x.phase = .owned h) (hn : n + 1 = x.seq) :
+    (step cfg k (.evict h ⟨b, h, k.epoch, x.gen, n⟩)).verdict = .ok := by
+  simp [step, doEvict, capCheck, tokCheck, hx, hph, hn,
+    blt_of_lt (owner_known hw hx hph)]
+
+/-- **Progress (begin).** In a well-formed state, the owner of a block starts a transfer to
+any other known holder with the block's current capability, while the sequence counter has
+room for the ticket and the capability that settles it. -/
+theorem begin_progress {cfg : Config} {k : Kern} {b h n rcv : Nat} {x : Blk} (hw : WF cfg k)
+    (hx : k.blocks[b]? = some x) (hph : x.phase = .owned h) (hn : n + 1 = x.seq)
+    (hr : rcv < cfg.holders) (hne : rcv ≠ h) (hseq : x.seq + 2 ≤ cfg.maxSeq) :
+    (step cfg k (.begin h ⟨b, h, k.epoch, x.gen, n⟩ rcv)).verdict = .ok := by
+  simp [step, doBegin, capCheck, tokCheck, hx, hph, hn,
+    blt_of_lt (owner_known hw hx hph), blt_of_lt hr, beq_of_ne hne, ble_of_le hseq]
+
+/-- **Progress (commit).** A pending transfer is committed with its current ticket
+`⟨b, epoch, gen, n⟩` (`n + 1` the sequence counter). -/
+theorem commit_progress {k : Kern} {cfg : Config} {b s r n : Nat} {x : Blk}
+    (hx : k.blocks[b]? = some x) (hph : x.phase = .escrow s r) (hn : n + 1 = x.seq) :
+    (step cfg k (.commit ⟨b, k.epoch, x.gen, n⟩)).verdict = .ok := by
+  simp [step, settle, tktCheck, hx, hph, hn]
+
+/-- **Progress (abort).** A pending transfer is aborted with its current ticket. -/
+theorem abort_progress {k : Kern} {cfg : Config} {b s r n : Nat} {x : Blk}
+    (hx : k.blocks[b]? = some x) (hph : x.phase = .escrow s r) (hn : n + 1 = x.seq) :
+    (step cfg k (.abort ⟨b, k.epoch, x.gen, n⟩)).verdict = .ok := by
+  simp [step, settle, tktCheck, hx, hph, hn]
+
+/-- **No stuck transfer.** In a well-formed state, a block in escrow has a current ticket with
+which both `commit` and `abort` are accepted. -/
+theorem pending_settles {cfg : Config} {k : Kern} {b s r : Nat} {x : Blk} (hw : WF cfg k)
+    (hx : k.blocks[b]? = some x) (hph : x.phase = .escrow s r) :
+    ∃ t : Tkt, t.blk = b ∧ (step cfg k (.commit t)).verdict = .ok ∧
+      (step cfg k (.abort t)).verdict = .ok := by
+  obtain ⟨n, hn⟩ := seq_succ hw hx (by rw [hph]; exact fun h => Phase.noConfusion h)
+  exact ⟨⟨b, k.epoch, x.gen, n⟩, rfl, commit_progress hx hph hn, abort_progress hx hph hn⟩
+
+/-- **No stuck owner.** In a well-formed state, the owner of a block has a current capability
+with which `read` and `evict` are accepted. -/
+theorem owned_acts {cfg : Config} {k : Kern} {b h : Nat} {x : Blk} (hw : WF cfg k)
+    (hx : k.blocks[b]? = some x) (hph : x.phase = .owned h) :
+    ∃ c : Cap, c.blk = b ∧ c.holder = h ∧ (step cfg k (.read h c)).verdict = .ok ∧
+      (step cfg k (.evict h c)).verdict = .ok := by
+  obtain ⟨n, hn⟩ := seq_succ hw hx (by rw [hph]; exact fun h => Phase.noConfusion h)
+  exact ⟨⟨b, h, k.epoch, x.gen, n⟩, rfl, rfl, read_progress hw hx hph hn,
+    evict_progress hw hx hph hn⟩
+
+/-- **Progress (alloc).** A free block is reallocated to any known holder while its generation
+has room. -/
+theorem alloc_progress {cfg : Config} {k : Kern} {p b : Nat} {x : Blk}
+    (hx : k.blocks[b]? = some x) (hph : x.phase = .free) (hp : p < cfg.holders)
+    (hg : x.gen < cfg.maxGen) : (step cfg k (.alloc p b)).verdict = .ok := by
+  simp [step, doAlloc, hx, hph, blt_of_lt hp, blt_of_lt hg]
 
 end KVCache.Kernel
 

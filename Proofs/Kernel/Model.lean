@@ -1,487 +1,752 @@
 module
 
 /-!
-# Single-owner state movement: the kernel
+# Single-owner state movement: the model
 
-A block of cached state (a KV-cache block) moves between *holders* (a prefill server, a decode
-server, a host-memory tier, ...). The kernel below decides every request about that block.
+Blocks of cached state (KV-cache blocks) move between *holders* (prefill servers, decode
+servers, a host-memory tier, ...). A *kernel* decides every request about every block; the
+holders talk to it through a network that may delay, duplicate, reorder and drop messages.
 
-* The block is in exactly one *phase*: `free`, `owned h` (holder `h` holds the one ownership
-  capability), or `escrow t` (it is in flight under transfer ticket `t`; nobody may read it).
-* A capability is bound to the kernel's current `(epoch, generation)`: every request presents
-  the epoch and generation the caller believes in, and a request presenting an old one is
-  refused.
-* A *ticket* is issued by `begin` (naming sender, receiver, epoch and generation), and is then
-  settled exactly once, by `commit` (ownership goes to the receiver) or by `abort` (it goes back
-  to the sender). A settled ticket is `used` forever.
-* `evict` frees the block, `realloc` hands a free block to a holder and bumps the generation (so
-  every capability and ticket of the older generations is dead), `advance` bumps the epoch.
+## The kernel (`Kern`, `step`)
 
-`step` is a total function: it returns the next state, or a refusal reason; a refusal carries no
-state, so the caller keeps the state it had (`apply` makes that explicit). Bounds `maxEpoch` and
-`maxGen` model finite counters: advancing past them is refused (`Refusal.bound`). Everything is
-parametrised by a `Config` (any number of holders and tickets, any bounds). `Reach cfg` is the
-set of states reachable from `initial cfg`, `Run cfg s s'` a run of accepted steps. The ticket
-book is a `List Ticket`, read with `l[t]?` and updated with `List.set`.
+For every block the kernel keeps a generation `gen` (bumped when the block is reallocated),
+a sequence counter `seq` (how many tokens it has issued for the block in the current epoch and
+generation) and a phase: `free`, `owned h`, or `escrow s r` (a transfer from `s` to `r` is
+pending and nobody may read the block). A global `epoch` is bumped by `advance`.
 
-The second half of the file encodes a finite domain (`Dom`) as numbers and defines the
-checkers `checkRows` and `checkWorkflows` that the generated table `Proofs.Kernel.Table` runs in
-Lean's kernel against the independent Python reference (`pytools/results/kernel/`); a tiny
-exhaustive self-test closes the file. The theorems about the kernel are in
-`Proofs.Kernel.Invariants`.
+Ownership is a *token*, issued by the kernel: a capability `⟨blk, holder, epoch, gen, nonce⟩`
+or a transfer ticket `⟨blk, epoch, gen, nonce⟩`, with `nonce` drawn from the block's `seq`
+(kernel-private state). The kernel never looks up who owns a block to decide a request: it
+checks the presented token's block, epoch, generation and nonce against its counters, and a
+capability's `holder` field against the authenticated presenter. That at most one holder can
+act on a block is therefore a theorem about every token in circulation
+(`Proofs.Kernel.Invariants`), not a consequence of how the state is stored.
 
-The model is a model of the protocol, not of a distributed system: no claim is made here about
-networks, partitions, or hardware custody of the bytes.
+`step` is total: every request yields the next kernel state, the messages the kernel sends
+and a verdict. Its refusal branches return the state unchanged and send nothing; that this
+holds for every request is `refusal_changes_nothing` (by cases on the code, not by a
+wrapper).
 
-`noncomputable` below is measured, not a choice: the registry (WebAssembly) Lean cannot compile
-a definition that calls core list functions (`l[t]?`, `List.set`, `List.replicate`: "Unknown
-constant `List.get?Internal._redArg`", ...), because their compiled code is not shipped. The
-kernel still evaluates these definitions (`decide +kernel`).
+## The system (`Sys`, `SysStep`)
+
+The system state is the kernel, the messages in flight (a list used as a multiset) and every
+holder's knowledge (the tokens it has received). A holder may send a request presenting only
+tokens it knows, may hand any token it knows to any other holder (tokens can leak), and the
+network may deliver any message in flight (in any order), duplicate it or drop it. The kernel
+may `advance` the epoch and `resend` a block's current token on its own. Tokens are symbolic
+values: nobody can forge one, the only tokens are those the kernel issued.
+
+## Codes
+
+`encKern`/`decKern` code kernel states as numbers in mixed radix, `encOut` codes an outcome
+(next state and messages sent), `Sys.flat` lays a whole system state out as numbers: the
+workflow bench (`Proofs.Kernel.Workflows`) and the finite check (`Proofs.Kernel.Check`,
+`Proofs.Kernel.Table`) exchange these numbers with the Python reference, which computes them
+with its own code.
 -/
 
 @[expose] public section
 
 namespace KVCache.Kernel
 
-/-! ## The kernel -/
+/-! ## Configuration, tokens and kernel state -/
 
-/-- Domain parameters: the number of holders and tickets, and the counter bounds. -/
+/-- The parameters of a kernel: holder ids `0..holders-1`, block ids `0..blocks-1`, and the
+widths of the epoch, generation and per-generation sequence counters. -/
 structure Config where
-  /-- Number of holders; holder ids are `0, …, holders - 1`. -/
+  /-- The number of holders. -/
   holders : Nat
-  /-- Number of transfer tickets; ticket ids are `0, …, tickets - 1`. -/
-  tickets : Nat
-  /-- The largest epoch; `advance` past it is refused. -/
+  /-- The number of blocks. -/
+  blocks : Nat
+  /-- The largest epoch. -/
   maxEpoch : Nat
-  /-- The largest generation; `realloc` past it is refused. -/
+  /-- The largest generation of a block. -/
   maxGen : Nat
+  /-- How many tokens the kernel may issue per block, epoch and generation. -/
+  maxSeq : Nat
 
-/-- Where the block is. -/
-inductive Phase where
-  /-- Nobody holds the block. -/
-  | free
-  /-- Holder `holder` holds the one ownership capability. -/
-  | owned (holder : Nat)
-  /-- The block is in flight under transfer ticket `ticket`; nobody may read it. -/
-  | escrow (ticket : Nat)
-  deriving DecidableEq
-
-/-- The life of one transfer ticket. -/
-inductive Ticket where
-  /-- Not issued yet. -/
-  | unused
-  /-- Issued by `begin` and not settled: the transfer from `sender` to `receiver`, bound to
-  epoch `epoch` and generation `gen`. -/
-  | pending (sender receiver epoch gen : Nat)
-  /-- Settled by `commit` or `abort`; a used ticket stays used. -/
-  | used
-  deriving DecidableEq
-
-/-- The kernel's whole state. -/
-structure State where
-  /-- The current epoch. -/
+/-- An ownership capability, issued by the kernel to one holder. -/
+structure Cap where
+  /-- The block. -/
+  blk : Nat
+  /-- The holder it was issued to (only that holder may present it). -/
+  holder : Nat
+  /-- The epoch it was issued in. -/
   epoch : Nat
-  /-- The current generation. -/
+  /-- The block's generation when it was issued. -/
   gen : Nat
+  /-- The block's sequence counter when it was issued. -/
+  nonce : Nat
+  deriving DecidableEq, Repr
+
+/-- A transfer ticket: the right to settle one pending transfer (commit or abort). -/
+structure Tkt where
+  /-- The block in escrow. -/
+  blk : Nat
+  /-- The epoch it was issued in. -/
+  epoch : Nat
+  /-- The block's generation when it was issued. -/
+  gen : Nat
+  /-- The block's sequence counter when it was issued. -/
+  nonce : Nat
+  deriving DecidableEq, Repr
+
+/-- A token: a capability or a ticket. -/
+inductive Tok where
+  /-- A capability. -/
+  | cap (c : Cap)
+  /-- A ticket. -/
+  | tkt (t : Tkt)
+  deriving DecidableEq, Repr
+
+/-- Where a block is. -/
+inductive Phase where
+  /-- Nobody holds it. -/
+  | free
+  /-- Holder `holder` holds it. -/
+  | owned (holder : Nat)
+  /-- It is in flight from `sender` to `receiver`; nobody may read it. -/
+  | escrow (sender receiver : Nat)
+  deriving DecidableEq, Repr
+
+/-- The kernel's record of one block. -/
+structure Blk where
+  /-- The generation (bumped by every reallocation). -/
+  gen : Nat
+  /-- How many tokens were issued for the block in this epoch and generation. -/
+  seq : Nat
   /-- Where the block is. -/
   phase : Phase
-  /-- The ticket book: entry `t` is the life of ticket `t`. -/
-  tickets : List Ticket
+  deriving DecidableEq, Repr
 
-/-- The requests. Every request presents the caller's epoch and (except `advance`)
-generation. -/
-inductive Action where
-  /-- Start transfer `ticket` from `sender` (the owner) to `receiver`. -/
-  | begin (ticket sender receiver epoch gen : Nat)
-  /-- Settle `ticket`: ownership goes to its receiver. -/
-  | commit (ticket epoch gen : Nat)
-  /-- Settle `ticket`: ownership goes back to its sender. -/
-  | abort (ticket epoch gen : Nat)
-  /-- `holder` reads the block; only the owner may. -/
-  | read (holder epoch gen : Nat)
-  /-- The owner `holder` frees the block. -/
-  | evict (holder epoch gen : Nat)
-  /-- Hand the free block to `holder`, bumping the generation. -/
-  | realloc (holder epoch gen : Nat)
-  /-- Bump the epoch (refused while a transfer is in flight). -/
-  | advance (epoch : Nat)
+-- noncomputable: the derived `DecidableEq Kern` compares `List Blk`, whose compiled
+-- equality (`instDecidableEqList`) the registry Lean's core lacks.
+noncomputable section
+
+/-- The kernel state: the epoch and one record per block. -/
+structure Kern where
+  /-- The current epoch. -/
+  epoch : Nat
+  /-- The block records, block `b` at index `b`. -/
+  blocks : List Blk
+  deriving DecidableEq, Repr
+
+end
+
+/-- The requests the kernel decides. -/
+inductive Req where
+  /-- Holder `p` reads the block of capability `c`. -/
+  | read (p : Nat) (c : Cap)
+  /-- Holder `p` releases the block of capability `c`. -/
+  | evict (p : Nat) (c : Cap)
+  /-- Holder `p` starts a transfer of the block of capability `c` to holder `rcv`. -/
+  | begin (p : Nat) (c : Cap) (rcv : Nat)
+  /-- Settle the transfer of ticket `t`: the receiver owns the block. -/
+  | commit (t : Tkt)
+  /-- Settle the transfer of ticket `t`: the sender owns the block again. -/
+  | abort (t : Tkt)
+  /-- Holder `p` asks for the free block `b` (reallocation: a new generation). -/
+  | alloc (p b : Nat)
+  /-- The kernel moves to the next epoch. -/
+  | advance
+  /-- The kernel sends block `b`'s current token again. -/
+  | resend (b : Nat)
+  deriving DecidableEq, Repr
+
+/-- Messages in flight. -/
+inductive Msg where
+  /-- A request to the kernel. -/
+  | req (r : Req)
+  /-- The kernel hands capability `c` to holder `dst`. -/
+  | grant (dst : Nat) (c : Cap)
+  /-- The kernel hands ticket `t` to holder `dst`. -/
+  | ticket (dst : Nat) (t : Tkt)
+  deriving DecidableEq, Repr
 
 /-- Why a request was refused. -/
 inductive Refusal where
-  /-- The presented epoch is not the current one. -/
+  /-- The presenter is not a holder. -/
+  | unknownPresenter
+  /-- The token names no block. -/
+  | unknownBlock
+  /-- The token's epoch is not the current one. -/
   | staleEpoch
-  /-- The presented generation is not the current one. -/
+  /-- The token's generation is not the block's. -/
   | staleGen
-  /-- A holder id outside `0, …, holders - 1`. -/
-  | unknownHolder
-  /-- A transfer from a holder to itself. -/
-  | selfTransfer
-  /-- A ticket id outside the book, or a ticket never issued. -/
-  | unknownTicket
-  /-- The ticket was already issued (`begin`) or already settled (`commit`, `abort`). -/
-  | ticketUsed
-  /-- The presenter does not own the block. -/
-  | notOwner
-  /-- The block is in flight. -/
+  /-- The block is free. -/
+  | notOwned
+  /-- The block is in escrow. -/
   | inEscrow
-  /-- `realloc` of a block that is not free. -/
-  | notFree
-  /-- The block is not in flight under the presented ticket. -/
-  | ticketMismatch
-  /-- The epoch or generation counter is at its bound. -/
+  /-- The capability is not the block's current one. -/
+  | revoked
+  /-- The capability was issued to another holder. -/
+  | wrongHolder
+  /-- The named receiver is not a holder. -/
+  | unknownHolder
+  /-- The sender names itself as receiver. -/
+  | selfTransfer
+  /-- A counter would pass its bound. -/
   | bound
-  deriving DecidableEq
+  /-- The ticket does not settle the block's pending transfer. -/
+  | notPending
+  /-- The block is not free. -/
+  | notFree
+  deriving DecidableEq, Repr
 
--- noncomputable: `List.replicate` has no compiled code in the registry Lean.
-/-- The initial state: epoch 0, generation 0, block free, all tickets unused. -/
-noncomputable def initial (cfg : Config) : State :=
-  { epoch := 0, gen := 0, phase := .free, tickets := List.replicate cfg.tickets .unused }
+/-- The kernel's verdict on a request. -/
+inductive Verdict where
+  /-- Accepted. -/
+  | ok
+  /-- Refused, with the reason. -/
+  | no (r : Refusal)
+  deriving DecidableEq, Repr
 
--- noncomputable: `l[t]?` and `List.set` have no compiled code in the registry Lean.
-/-- Settle ticket `t` (shared by `commit` and `abort`); `toReceiver` picks the new owner. -/
-noncomputable def settle (s : State) (t e g : Nat) (toReceiver : Bool) : Except Refusal State :=
-  if e = s.epoch then
-    if g = s.gen then
-      match s.tickets[t]? with
-      | none => .error .unknownTicket
-      | some .unused => .error .unknownTicket
-      | some .used => .error .ticketUsed
-      | some (.pending snd rcv te tg) =>
-        if te = s.epoch then
-          if tg = s.gen then
-            match s.phase with
-            | .escrow u =>
-              if u = t then
-                .ok { s with
-                  phase := .owned (if toReceiver then rcv else snd)
-                  tickets := s.tickets.set t .used }
-              else .error .ticketMismatch
-            | _ => .error .ticketMismatch
-          else .error .staleGen
-        else .error .staleEpoch
-    else .error .staleGen
-  else .error .staleEpoch
+/-- What a request does: the next kernel state, the messages sent, the verdict. -/
+structure Out where
+  /-- The next kernel state. -/
+  kern : Kern
+  /-- The messages the kernel sends. -/
+  sends : List Msg
+  /-- The verdict. -/
+  verdict : Verdict
 
-/-- Checks shared by `read` and `evict`: the presenter must be the owner, with a fresh
-capability; then the answer is `k`. -/
-def ownerCheck (cfg : Config) (s : State) (h e g : Nat) (k : Except Refusal State) :
-    Except Refusal State :=
-  if e = s.epoch then
-    if g = s.gen then
-      if h < cfg.holders then
-        match s.phase with
-        | .escrow _ => .error .inEscrow
-        | .free => .error .notOwner
-        | .owned o => if o = h then k else .error .notOwner
-      else .error .unknownHolder
-    else .error .staleGen
-  else .error .staleEpoch
+/-! ## The kernel's step -/
 
--- noncomputable: `l[t]?` and `List.set` have no compiled code in the registry Lean.
-/-- One kernel step: the next state, or why the request is refused. -/
-noncomputable def step (cfg : Config) (s : State) : Action → Except Refusal State
-  | .begin t snd rcv e g =>
-    if e = s.epoch then
-      if g = s.gen then
-        if snd < cfg.holders then
-          if rcv < cfg.holders then
-            if snd = rcv then .error .selfTransfer
-            else
-              match s.tickets[t]? with
-              | none => .error .unknownTicket
-              | some .used => .error .ticketUsed
-              | some (.pending _ _ _ _) => .error .ticketUsed
-              | some .unused =>
-                match s.phase with
-                | .escrow _ => .error .inEscrow
-                | .free => .error .notOwner
-                | .owned o =>
-                  if o = snd then
-                    .ok { s with
-                      phase := .escrow t
-                      tickets := s.tickets.set t (.pending snd rcv e g) }
-                  else .error .notOwner
-          else .error .unknownHolder
-        else .error .unknownHolder
+-- noncomputable: compiling it needs `List.replicateTR`, absent from the registry Lean.
+/-- The initial kernel: epoch 0, every block free in generation 0 with no token issued. -/
+noncomputable def Kern.init (cfg : Config) : Kern :=
+  { epoch := 0, blocks := List.replicate cfg.blocks ⟨0, 0, .free⟩ }
+
+/-- A refusal: the state as it was, nothing sent. -/
+def refuse (k : Kern) (r : Refusal) : Out := ⟨k, [], .no r⟩
+
+-- noncomputable: compiling it needs `List.setTR`, absent from the registry Lean.
+/-- Replace block `b`'s record. -/
+noncomputable def Kern.put (k : Kern) (b : Nat) (x : Blk) : Kern :=
+  { k with blocks := k.blocks.set b x }
+
+-- noncomputable: compiling it needs `List.get?Internal`, absent from the registry Lean.
+/-- The checks on a token's block, epoch, generation and nonce, for a capability (in this
+order): a known block, the current epoch, the block's generation, an owned block, the current
+nonce. Gives the block's record when all pass. (Decisions are `Bool` tests on `Nat`, which
+Lean's kernel evaluates fast.) -/
+noncomputable def tokCheck (k : Kern) (b e g n : Nat) : Except Refusal Blk :=
+  match k.blocks[b]? with
+  | none => .error .unknownBlock
+  | some x =>
+    bif Nat.beq e k.epoch then
+      bif Nat.beq g x.gen then
+        match x.phase with
+        | .free => .error .notOwned
+        | .escrow _ _ => .error .inEscrow
+        | .owned _ => bif Nat.beq (n + 1) x.seq then .ok x else .error .revoked
       else .error .staleGen
     else .error .staleEpoch
-  | .commit t e g => settle s t e g true
-  | .abort t e g => settle s t e g false
-  | .read h e g => ownerCheck cfg s h e g (.ok s)
-  | .evict h e g => ownerCheck cfg s h e g (.ok { s with phase := .free })
-  | .realloc h e g =>
-    if e = s.epoch then
-      if g = s.gen then
-        if h < cfg.holders then
-          match s.phase with
-          | .free =>
-            if s.gen < cfg.maxGen then .ok { s with phase := .owned h, gen := s.gen + 1 }
-            else .error .bound
-          | _ => .error .notFree
-        else .error .unknownHolder
+
+-- noncomputable: calls `tokCheck`, which has no compiled code here.
+/-- The checks on a capability `c` presented by `p`: a known presenter, the token checks, and
+`p` the holder the capability was issued to. -/
+noncomputable def capCheck (cfg : Config) (k : Kern) (p : Nat) (c : Cap) : Except Refusal Blk :=
+  bif Nat.blt p cfg.holders then
+    match tokCheck k c.blk c.epoch c.gen c.nonce with
+    | .error r => .error r
+    | .ok x => bif Nat.beq c.holder p then .ok x else .error .wrongHolder
+  else .error .unknownPresenter
+
+-- noncomputable: compiling it needs `List.get?Internal`, absent from the registry Lean.
+/-- The checks on a ticket: a known block, the current epoch and generation, a pending transfer
+whose ticket has the current nonce. Gives the record and the transfer's sender and receiver. -/
+noncomputable def tktCheck (k : Kern) (t : Tkt) : Except Refusal (Blk × Nat × Nat) :=
+  match k.blocks[t.blk]? with
+  | none => .error .unknownBlock
+  | some x =>
+    bif Nat.beq t.epoch k.epoch then
+      bif Nat.beq t.gen x.gen then
+        match x.phase with
+        | .escrow s r => bif Nat.beq (t.nonce + 1) x.seq then .ok (x, s, r) else .error .notPending
+        | _ => .error .notPending
       else .error .staleGen
     else .error .staleEpoch
-  | .advance e =>
-    if e = s.epoch then
-      match s.phase with
-      | .escrow _ => .error .inEscrow
-      | _ =>
-        if s.epoch < cfg.maxEpoch then .ok { s with epoch := s.epoch + 1 } else .error .bound
-    else .error .staleEpoch
 
--- noncomputable: calls `step`.
-/-- The state after a request: the successor, or the same state when refused. -/
-noncomputable def apply (cfg : Config) (s : State) (a : Action) : State :=
-  match step cfg s a with
-  | .ok s' => s'
-  | .error _ => s
+-- noncomputable: calls `capCheck`, which has no compiled code here.
+/-- `read`: an accepted read changes nothing. -/
+noncomputable def doRead (cfg : Config) (k : Kern) (p : Nat) (c : Cap) : Out :=
+  match capCheck cfg k p c with
+  | .error r => refuse k r
+  | .ok _ => ⟨k, [], .ok⟩
 
-/-- The epoch a request presents. -/
-def Action.epoch : Action → Nat
-  | .begin _ _ _ e _ => e
-  | .commit _ e _ => e
-  | .abort _ e _ => e
-  | .read _ e _ => e
-  | .evict _ e _ => e
-  | .realloc _ e _ => e
-  | .advance e => e
+-- noncomputable: calls `capCheck`, which has no compiled code here.
+/-- `evict`: the owner releases the block. -/
+noncomputable def doEvict (cfg : Config) (k : Kern) (p : Nat) (c : Cap) : Out :=
+  match capCheck cfg k p c with
+  | .error r => refuse k r
+  | .ok x => ⟨k.put c.blk ⟨x.gen, x.seq, .free⟩, [], .ok⟩
 
-/-- The generation a request presents (`advance` presents none). -/
-def Action.gen? : Action → Option Nat
-  | .begin _ _ _ _ g => some g
-  | .commit _ _ g => some g
-  | .abort _ _ g => some g
-  | .read _ _ g => some g
-  | .evict _ _ g => some g
-  | .realloc _ _ g => some g
-  | .advance _ => none
+/-- The ticket of a transfer of block `b` (record `x`) begun in state `k`. -/
+def beginTkt (k : Kern) (b : Nat) (x : Blk) : Tkt := ⟨b, k.epoch, x.gen, x.seq⟩
 
-/-- The requests that may change custody on purpose: `evict` and `realloc`. -/
-def Action.changesCustody : Action → Bool
-  | .evict _ _ _ => true
-  | .realloc _ _ _ => true
+-- noncomputable: calls `capCheck`, which has no compiled code here.
+/-- `begin`: the owner puts the block in escrow towards `rcv`; the ticket goes to both. There
+must be room for the ticket and for the capability that settles it (`seq + 2 ≤ maxSeq`). -/
+noncomputable def doBegin (cfg : Config) (k : Kern) (p : Nat) (c : Cap) (rcv : Nat) : Out :=
+  match capCheck cfg k p c with
+  | .error r => refuse k r
+  | .ok x =>
+    bif Nat.blt rcv cfg.holders then
+      bif Nat.beq rcv p then refuse k .selfTransfer
+      else bif Nat.ble (x.seq + 2) cfg.maxSeq then
+        ⟨k.put c.blk ⟨x.gen, x.seq + 1, .escrow p rcv⟩,
+          [.ticket p (beginTkt k c.blk x), .ticket rcv (beginTkt k c.blk x)], .ok⟩
+      else refuse k .bound
+    else refuse k .unknownHolder
+
+-- noncomputable: calls `tktCheck`, which has no compiled code here.
+/-- Settle a pending transfer with ticket `t`: to the receiver (`toRcv`) or back to the sender.
+The new owner gets a new capability. -/
+noncomputable def settle (k : Kern) (t : Tkt) (toRcv : Bool) : Out :=
+  match tktCheck k t with
+  | .error e => refuse k e
+  | .ok (x, s, r) =>
+    ⟨k.put t.blk ⟨x.gen, x.seq + 1, .owned (cond toRcv r s)⟩,
+      [.grant (cond toRcv r s) ⟨t.blk, cond toRcv r s, k.epoch, x.gen, x.seq⟩], .ok⟩
+
+-- noncomputable: compiling it needs `List.get?Internal`, absent from the registry Lean.
+/-- `alloc`: holder `p` gets the free block `b` in a new generation, with a new capability. -/
+noncomputable def doAlloc (cfg : Config) (k : Kern) (p b : Nat) : Out :=
+  bif Nat.blt p cfg.holders then
+    match k.blocks[b]? with
+    | none => refuse k .unknownBlock
+    | some x =>
+      match x.phase with
+      | .free =>
+        bif Nat.blt x.gen cfg.maxGen then
+          ⟨k.put b ⟨x.gen + 1, 1, .owned p⟩, [.grant p ⟨b, p, k.epoch, x.gen + 1, 0⟩], .ok⟩
+        else refuse k .bound
+      | _ => refuse k .notFree
+  else refuse k .unknownPresenter
+
+/-- Whether a block is in escrow. -/
+def Phase.isEscrow : Phase → Bool
+  | .escrow _ _ => true
   | _ => false
 
-/-- How many custodians the block has: the owner, or the in-flight ticket. -/
-def custody : Phase → Nat
-  | .free => 0
-  | .owned _ => 1
-  | .escrow _ => 1
+/-- A block record after an epoch change: the sequence restarts, at 1 for an owned block
+(whose owner is issued a new capability with nonce 0), at 0 otherwise. -/
+def Blk.renew (x : Blk) : Blk :=
+  match x.phase with
+  | .owned _ => ⟨x.gen, 1, x.phase⟩
+  | _ => ⟨x.gen, 0, x.phase⟩
 
-/-- States reachable from the initial state by accepted steps. -/
-inductive Reach (cfg : Config) : State → Prop
-  /-- The initial state is reachable. -/
-  | init : Reach cfg (initial cfg)
-  /-- An accepted step from a reachable state reaches its successor. -/
-  | next {s s' : State} (a : Action) : Reach cfg s → step cfg s a = .ok s' → Reach cfg s'
+/-- The capabilities issued by an epoch change to `e`: one per owned block, from block `i` on. -/
+def renewGrants (e : Nat) : Nat → List Blk → List Msg
+  | _, [] => []
+  | i, x :: xs =>
+    match x.phase with
+    | .owned h => .grant h ⟨i, h, e, x.gen, 0⟩ :: renewGrants e (i + 1) xs
+    | _ => renewGrants e (i + 1) xs
 
-/-- `Run cfg s s'`: `s'` follows from `s` by zero or more accepted steps. -/
-inductive Run (cfg : Config) : State → State → Prop
-  /-- The empty run. -/
-  | refl (s : State) : Run cfg s s
-  /-- A run extended by one accepted step. -/
-  | next {s s' s'' : State} (a : Action) :
-      Run cfg s s' → step cfg s' a = .ok s'' → Run cfg s s''
+-- noncomputable: compiling it needs `List.any`, absent from the registry Lean.
+/-- `advance`: refused while a transfer is pending; otherwise the next epoch, every owner
+issued a new capability. -/
+noncomputable def doAdvance (cfg : Config) (k : Kern) : Out :=
+  bif k.blocks.any (fun x => x.phase.isEscrow) then refuse k .inEscrow
+  else bif Nat.blt k.epoch cfg.maxEpoch then
+    ⟨⟨k.epoch + 1, k.blocks.map Blk.renew⟩, renewGrants (k.epoch + 1) 0 k.blocks, .ok⟩
+  else refuse k .bound
 
-/-- Holder `h` can read in `s` with some capability: it is a live owner. -/
-def LiveOwner (cfg : Config) (s : State) (h : Nat) : Prop :=
-  ∃ e g, step cfg s (.read h e g) = .ok s
+-- noncomputable: compiling it needs `List.get?Internal`, absent from the registry Lean.
+/-- `resend`: block `b`'s current token again, to its owner or to both ends of the transfer. -/
+noncomputable def doResend (k : Kern) (b : Nat) : Out :=
+  match k.blocks[b]? with
+  | none => refuse k .unknownBlock
+  | some x =>
+    match x.phase with
+    | .free => refuse k .notOwned
+    | .owned h => ⟨k, [.grant h ⟨b, h, k.epoch, x.gen, x.seq - 1⟩], .ok⟩
+    | .escrow s r =>
+      ⟨k, [.ticket s ⟨b, k.epoch, x.gen, x.seq - 1⟩, .ticket r ⟨b, k.epoch, x.gen, x.seq - 1⟩],
+        .ok⟩
 
--- noncomputable: calls `step`.
-/-- Running a list of requests from `s`: the final state and how many requests were refused
-(a refused request leaves the state as it was), counting from `k`. -/
-noncomputable def runFrom (cfg : Config) : State → List Action → Nat → State × Nat
-  | s, [], k => (s, k)
-  | s, a :: as, k =>
-    match step cfg s a with
-    | .ok s' => runFrom cfg s' as k
-    | .error _ => runFrom cfg s as (k + 1)
+-- noncomputable: calls `doRead`, which has no compiled code here.
+/-- One kernel step: the next state, what is sent, and the verdict. -/
+noncomputable def step (cfg : Config) (k : Kern) : Req → Out
+  | .read p c => doRead cfg k p c
+  | .evict p c => doEvict cfg k p c
+  | .begin p c rcv => doBegin cfg k p c rcv
+  | .commit t => settle k t true
+  | .abort t => settle k t false
+  | .alloc p b => doAlloc cfg k p b
+  | .advance => doAdvance cfg k
+  | .resend b => doResend k b
 
-/-! ## Finite-domain checkers (used by the generated agreement table `Proofs.Kernel.Table`)
+/-- Kernel states reachable from the initial one by accepted requests (any requests at all,
+forged tokens included: a superset of what the system below can do). -/
+inductive KReach (cfg : Config) : Kern → Prop
+  /-- The initial state. -/
+  | init : KReach cfg (Kern.init cfg)
+  /-- An accepted request. -/
+  | step {k : Kern} (r : Req) : KReach cfg k → (step cfg k r).verdict = .ok →
+      KReach cfg (step cfg k r).kern
 
-A finite domain fixes a configuration. The generated table lists the domain's request alphabet
-and, for each listed state, the answer the Python reference (`pytools/results/kernel/`) gives to
-every request of the alphabet; `checkRows` recomputes every answer with `step`. Successor
-states are compared through a mixed-radix code (`encState`), which the reference computes with
-its own code. -/
+/-! ## The system: holders, their knowledge, the network -/
 
-/-- A finite domain. -/
-structure Dom where
-  /-- Number of holders. -/
-  holders : Nat
-  /-- Number of tickets. -/
-  tickets : Nat
-  /-- The largest epoch. -/
-  maxEpoch : Nat
-  /-- The largest generation. -/
-  maxGen : Nat
+/-- The tokens a request presents. -/
+def Req.toks : Req → List Tok
+  | .read _ c | .evict _ c | .begin _ c _ => [.cap c]
+  | .commit t | .abort t => [.tkt t]
+  | .alloc _ _ | .advance | .resend _ => []
 
-/-- The configuration of a domain. -/
-def Dom.cfg (d : Dom) : Config :=
-  { holders := d.holders, tickets := d.tickets, maxEpoch := d.maxEpoch, maxGen := d.maxGen }
+/-- The tokens a message carries. -/
+def Msg.toks : Msg → List Tok
+  | .req r => r.toks
+  | .grant _ c => [.cap c]
+  | .ticket _ t => [.tkt t]
 
-/-- Number of phase codes. -/
-def Dom.nPhase (d : Dom) : Nat := 1 + d.holders + d.tickets
+/-- Holder `p` may send request `r`: it names `p` as presenter or requester, or it settles a
+ticket. The kernel's own requests (`advance`, `resend`) are not sent by holders. -/
+def Req.sentBy (p : Nat) : Req → Bool
+  | .read q _ | .evict q _ | .begin q _ _ | .alloc q _ => Nat.beq q p
+  | .commit _ | .abort _ => true
+  | .advance | .resend _ => false
 
-/-- Number of ticket codes. -/
-def Dom.nTicket (d : Dom) : Nat :=
-  2 + d.holders * d.holders * (d.maxEpoch + 1) * (d.maxGen + 1)
+/-- The kernel's own requests. -/
+def Req.internal : Req → Bool
+  | .advance | .resend _ => true
+  | _ => false
 
-/-- Phase code: free 0, owned `h` is `1 + h`, escrow `t` is `1 + holders + t`. -/
-def encPhase (d : Dom) : Phase → Nat
-  | .free => 0
-  | .owned h => 1 + h
-  | .escrow t => 1 + d.holders + t
+/-- The whole system: the kernel, the messages in flight (a multiset: any may be delivered
+next), and what every holder knows (the tokens it has received, most recent first). -/
+structure Sys where
+  /-- The kernel's state. -/
+  kern : Kern
+  /-- The messages in flight. -/
+  net : List Msg
+  /-- The tokens each holder has received. -/
+  know : Nat → List Tok
 
-/-- Ticket code: unused 0, used 1, pending in mixed radix from 2. -/
-def encTicket (d : Dom) : Ticket → Nat
-  | .unused => 0
-  | .used => 1
-  | .pending a b e g => 2 + ((a * d.holders + b) * (d.maxEpoch + 1) + e) * (d.maxGen + 1) + g
+-- noncomputable: calls `Kern.init`, which has no compiled code here.
+/-- The initial system: the initial kernel, nothing in flight, nobody knows anything. -/
+noncomputable def Sys.init (cfg : Config) : Sys := ⟨Kern.init cfg, [], fun _ => []⟩
 
-/-- Append ticket codes to an accumulated code (first ticket most significant). -/
-def encTickets (d : Dom) : List Ticket → Nat → Nat
+/-- Holder `q` learns token `τ`. -/
+def learn (know : Nat → List Tok) (q : Nat) (τ : Tok) : Nat → List Tok :=
+  fun x => if x = q then τ :: know x else know x
+
+-- noncomputable: compiling it needs `List.appendTR`, absent from the registry Lean.
+/-- The kernel decides request `r`: its new state, and its messages put in flight. -/
+noncomputable def Sys.exec (cfg : Config) (S : Sys) (r : Req) : Sys :=
+  ⟨(step cfg S.kern r).kern, (step cfg S.kern r).sends ++ S.net, S.know⟩
+
+-- noncomputable: calls `Sys.exec`, which has no compiled code here.
+/-- Message `m` arrives (it has been taken out of the network): a request is decided by the
+kernel, a token is learnt by its addressee. -/
+noncomputable def Sys.receive (cfg : Config) (S : Sys) : Msg → Sys
+  | .req r => S.exec cfg r
+  | .grant q c => { S with know := learn S.know q (.cap c) }
+  | .ticket q t => { S with know := learn S.know q (.tkt t) }
+
+/-- One step of the system. Holders only present tokens they know; tokens are never forged
+(the only ones are those the kernel issued). The network may deliver any message in flight,
+in any order, duplicate it or drop it; a holder may hand any token it knows to anyone. -/
+inductive SysStep (cfg : Config) : Sys → Sys → Prop
+  /-- Holder `p` sends request `r`, presenting only tokens it knows. -/
+  | send {S : Sys} (p : Nat) (r : Req) : p < cfg.holders → r.sentBy p = true →
+      (∀ τ ∈ r.toks, τ ∈ S.know p) → SysStep cfg S { S with net := .req r :: S.net }
+  /-- Holder `p` hands a token it knows to holder `q` (tokens may leak). -/
+  | share {S : Sys} (p q : Nat) (τ : Tok) : q < cfg.holders → τ ∈ S.know p →
+      SysStep cfg S { S with know := learn S.know q τ }
+  /-- The kernel acts on its own: `advance` or `resend`. -/
+  | tick {S : Sys} (r : Req) : r.internal = true → SysStep cfg S (S.exec cfg r)
+  /-- The network delivers any message in flight. -/
+  | deliver {S : Sys} (l₁ l₂ : List Msg) (m : Msg) : S.net = l₁ ++ m :: l₂ →
+      SysStep cfg S (Sys.receive cfg { S with net := l₁ ++ l₂ } m)
+  /-- The network duplicates a message in flight. -/
+  | dup {S : Sys} (l₁ l₂ : List Msg) (m : Msg) : S.net = l₁ ++ m :: l₂ →
+      SysStep cfg S { S with net := m :: S.net }
+  /-- The network drops a message in flight. -/
+  | drop {S : Sys} (l₁ l₂ : List Msg) (m : Msg) : S.net = l₁ ++ m :: l₂ →
+      SysStep cfg S { S with net := l₁ ++ l₂ }
+
+/-- Runs of the system: zero or more steps. -/
+inductive SysRun (cfg : Config) : Sys → Sys → Prop
+  /-- No step. -/
+  | refl (S : Sys) : SysRun cfg S S
+  /-- One more step. -/
+  | step {S S' S'' : Sys} : SysRun cfg S S' → SysStep cfg S' S'' → SysRun cfg S S''
+
+/-- The reachable system states. -/
+def SysReach (cfg : Config) (S : Sys) : Prop := SysRun cfg (Sys.init cfg) S
+
+/-- Runs of the kernel alone: zero or more accepted requests (any requests). -/
+inductive KRun (cfg : Config) : Kern → Kern → Prop
+  /-- No request. -/
+  | refl (k : Kern) : KRun cfg k k
+  /-- One more accepted request. -/
+  | step {k k' : Kern} (r : Req) : KRun cfg k k' → (step cfg k' r).verdict = .ok →
+      KRun cfg k (step cfg k' r).kern
+
+/-! ## Executable scenarios (the workflow bench)
+
+A workflow is a list of actions, each naming tokens by their position in a holder's knowledge
+and messages by their position in the network; `runActs` plays it (`none` if an action is
+impossible) and counts the kernel's refusals. -/
+
+/-- A scenario action. -/
+inductive Act where
+  /-- Holder `p` sends `read`, presenting its `j`-th token (a capability). -/
+  | read (p j : Nat)
+  /-- Holder `p` sends `evict`, presenting its `j`-th token. -/
+  | evict (p j : Nat)
+  /-- Holder `p` sends `begin` towards `r`, presenting its `j`-th token. -/
+  | begin (p j r : Nat)
+  /-- Holder `p` sends `commit`, presenting its `j`-th token (a ticket). -/
+  | commit (p j : Nat)
+  /-- Holder `p` sends `abort`, presenting its `j`-th token. -/
+  | abort (p j : Nat)
+  /-- Holder `p` asks for block `b`. -/
+  | alloc (p b : Nat)
+  /-- Holder `p` hands its `j`-th token to holder `q`. -/
+  | share (p j q : Nat)
+  /-- The network delivers message `i`. -/
+  | deliver (i : Nat)
+  /-- The network duplicates message `i`. -/
+  | dup (i : Nat)
+  /-- The network drops message `i`. -/
+  | drop (i : Nat)
+  /-- The kernel advances the epoch. -/
+  | advance
+  /-- The kernel resends block `b`'s current token. -/
+  | resend (b : Nat)
+
+-- noncomputable: compiling it needs `instBEqOfDecidableEq`, absent from the registry Lean.
+/-- Holder `p` sends `r` if it may (`none` otherwise). -/
+noncomputable def trySend (cfg : Config) (S : Sys) (p : Nat) (r : Req) : Option (Sys × Nat) :=
+  bif Nat.blt p cfg.holders && r.sentBy p && r.toks.all (fun τ => decide (τ ∈ S.know p)) then
+    some ({ S with net := .req r :: S.net }, 0)
+  else none
+
+-- noncomputable: calls `step`, which has no compiled code here.
+/-- 1 if the kernel refuses `r` in `k`, else 0. -/
+noncomputable def refusedCount (cfg : Config) (k : Kern) (r : Req) : Nat :=
+  match (step cfg k r).verdict with
+  | .ok => 0
+  | .no _ => 1
+
+-- noncomputable: compiling it needs `List.eraseIdxTR`, absent from the registry Lean.
+/-- Play one action: the next state and the number of kernel refusals (0 or 1). -/
+noncomputable def runAct (cfg : Config) (S : Sys) : Act → Option (Sys × Nat)
+  | .read p j => match (S.know p)[j]? with
+    | some (.cap c) => trySend cfg S p (.read p c)
+    | _ => none
+  | .evict p j => match (S.know p)[j]? with
+    | some (.cap c) => trySend cfg S p (.evict p c)
+    | _ => none
+  | .begin p j r => match (S.know p)[j]? with
+    | some (.cap c) => trySend cfg S p (.begin p c r)
+    | _ => none
+  | .commit p j => match (S.know p)[j]? with
+    | some (.tkt t) => trySend cfg S p (.commit t)
+    | _ => none
+  | .abort p j => match (S.know p)[j]? with
+    | some (.tkt t) => trySend cfg S p (.abort t)
+    | _ => none
+  | .alloc p b => trySend cfg S p (.alloc p b)
+  | .share p j q => match (S.know p)[j]? with
+    | some τ => bif Nat.blt q cfg.holders then some ({ S with know := learn S.know q τ }, 0)
+      else none
+    | none => none
+  | .deliver i => match S.net[i]? with
+    | some m =>
+      some (Sys.receive cfg { S with net := S.net.eraseIdx i } m,
+        match m with
+        | .req r => refusedCount cfg S.kern r
+        | _ => 0)
+    | none => none
+  | .dup i => match S.net[i]? with
+    | some m => some ({ S with net := m :: S.net }, 0)
+    | none => none
+  | .drop i => match S.net[i]? with
+    | some _ => some ({ S with net := S.net.eraseIdx i }, 0)
+    | none => none
+  | .advance => some (S.exec cfg .advance, refusedCount cfg S.kern .advance)
+  | .resend b => some (S.exec cfg (.resend b), refusedCount cfg S.kern (.resend b))
+
+-- noncomputable: calls `runAct`, which has no compiled code here.
+/-- Play a list of actions from `S`, adding up refusals to `n`. -/
+noncomputable def runActs (cfg : Config) : Sys → List Act → Nat → Option (Sys × Nat)
+  | S, [], n => some (S, n)
+  | S, a :: as, n => match runAct cfg S a with
+    | some (S', d) => runActs cfg S' as (n + d)
+    | none => none
+
+/-- A capability's fields. -/
+def Cap.flat (c : Cap) : List Nat := [c.blk, c.holder, c.epoch, c.gen, c.nonce]
+
+/-- A ticket's fields. -/
+def Tkt.flat (t : Tkt) : List Nat := [t.blk, t.epoch, t.gen, t.nonce]
+
+/-- A token as numbers: 1 and a capability's fields, or 2 and a ticket's. -/
+def Tok.flat : Tok → List Nat
+  | .cap c => 1 :: c.flat
+  | .tkt t => 2 :: t.flat
+
+/-- A request as numbers: a tag (10 read, …, 17 resend) and its fields. -/
+def Req.flat : Req → List Nat
+  | .read p c => 10 :: p :: c.flat
+  | .evict p c => 11 :: p :: c.flat
+  | .begin p c r => 12 :: p :: r :: c.flat
+  | .commit t => 13 :: t.flat
+  | .abort t => 14 :: t.flat
+  | .alloc p b => [15, p, b]
+  | .advance => [16]
+  | .resend b => [17, b]
+
+/-- A message as numbers: 3 and a request, or 4 (grant) / 5 (ticket), the addressee, the
+token's fields. -/
+def Msg.flat : Msg → List Nat
+  | .req r => 3 :: r.flat
+  | .grant q c => 4 :: q :: c.flat
+  | .ticket q t => 5 :: q :: t.flat
+
+/-- A phase as three numbers: free `0 0 0`, owned `1 h 0`, escrow `2 s r`. -/
+def Phase.flat : Phase → List Nat
+  | .free => [0, 0, 0]
+  | .owned h => [1, h, 0]
+  | .escrow s r => [2, s, r]
+
+-- noncomputable: compiling it needs `List.flatMapTR`, absent from the registry Lean.
+/-- A system state as numbers: the epoch; per block generation, sequence and phase; the number
+of messages in flight and each message; per holder the number of tokens it knows and each. -/
+noncomputable def Sys.flat (cfg : Config) (S : Sys) : List Nat :=
+  S.kern.epoch :: S.kern.blocks.flatMap (fun x => x.gen :: x.seq :: x.phase.flat) ++
+    S.net.length :: S.net.flatMap Msg.flat ++
+    (List.range cfg.holders).flatMap (fun q => (S.know q).length :: (S.know q).flatMap Tok.flat)
+
+/-- Numbers below `2^16` packed into one, first most significant, after a leading `acc`. -/
+def packNat : List Nat → Nat → Nat
   | [], acc => acc
-  | x :: xs, acc => encTickets d xs (acc * d.nTicket + encTicket d x)
+  | x :: xs, acc => packNat xs (acc * 65536 + x)
 
-/-- State code: mixed radix (epoch, generation, phase, ticket 0, ticket 1, ...). -/
-def encState (d : Dom) (s : State) : Nat :=
-  encTickets d s.tickets ((s.epoch * (d.maxGen + 1) + s.gen) * d.nPhase + encPhase d s.phase)
+-- noncomputable: calls `Sys.init`, which has no compiled code here.
+/-- A scenario's outcome as checked against the reference: the code of the final system state
+(`packNat` of `Sys.flat`, after a leading 1) and the number of kernel refusals; 0 and 0 if an
+action was impossible. -/
+noncomputable def scenarioCode (cfg : Config) (acts : List Act) : Nat × Nat :=
+  match runActs cfg (Sys.init cfg) acts 0 with
+  | some (S, n) => (packNat (S.flat cfg) 1, n)
+  | none => (0, 0)
 
-/-- Refusal code (the reference's order). -/
-def refusalCode : Refusal → Nat
-  | .staleEpoch => 0
-  | .staleGen => 1
-  | .unknownHolder => 2
-  | .selfTransfer => 3
-  | .unknownTicket => 4
-  | .ticketUsed => 5
-  | .notOwner => 6
-  | .inEscrow => 7
-  | .notFree => 8
-  | .ticketMismatch => 9
+/-! ## Codes for the finite check
+
+The generated tables `Proofs.Kernel.Table*` and the Python reference exchange numbers, laid out
+as below (the reference computes them with its own code). -/
+
+/-- The code of a refusal (its position in `Refusal`); 15 marks an accepted request. -/
+def Refusal.code : Refusal → Nat
+  | .unknownPresenter => 0
+  | .unknownBlock => 1
+  | .staleEpoch => 2
+  | .staleGen => 3
+  | .notOwned => 4
+  | .inEscrow => 5
+  | .revoked => 6
+  | .wrongHolder => 7
+  | .unknownHolder => 8
+  | .selfTransfer => 9
   | .bound => 10
+  | .notPending => 11
+  | .notFree => 12
 
-/-- One table row: a state, the reference's answers to every request of the alphabet, and the
-codes of the successors. -/
-structure Row where
-  /-- The state the requests are put to. -/
-  state : State
-  /-- The answer to request `i` of the alphabet, as the hexadecimal digit at `16 ^ i`: a
-  refusal code, or 15 for accepted. -/
-  digits : Nat
-  /-- The codes (`encState`) of the successors of the accepted requests, in order. -/
-  successors : List Nat
+/-- The answer digit of an outcome: the refusal's code, or 15 when accepted. -/
+def Out.digit (o : Out) : Nat :=
+  match o.verdict with
+  | .ok => 15
+  | .no r => r.code
 
--- noncomputable: calls `step`.
-/-- Check the requests `as` on state `s` against the digits and successor codes. -/
-noncomputable def checkActions (d : Dom) (s : State) : List Action → Nat → List Nat → Bool
-  | [], digits, succ =>
-    match succ with
-    | [] => Nat.beq digits 0
-    | _ :: _ => false
-  | a :: as, digits, succ =>
-    match step d.cfg s a with
-    | .error r =>
-      Nat.beq (digits % 16) (refusalCode r) && checkActions d s as (digits / 16) succ
-    | .ok s' =>
-      match succ with
-      | [] => false
-      | c :: cs =>
-        Nat.beq (digits % 16) 15 && Nat.beq (encState d s') c &&
-          checkActions d s as (digits / 16) cs
+/-- The radix of a phase digit. -/
+def phaseRadix (cfg : Config) : Nat := cfg.holders + cfg.holders * cfg.holders + 1
 
--- noncomputable: calls `checkActions`.
-/-- Check every row against every request of the alphabet. -/
-noncomputable def checkRows (d : Dom) (alphabet : List Action) : List Row → Bool
-  | [] => true
-  | r :: rs => checkActions d r.state alphabet r.digits r.successors && checkRows d alphabet rs
+/-- A phase digit: owned `h` is `h`, escrow `s r` is `holders + s * holders + r`, free is the
+largest digit (so that freeing a block raises the state's code). -/
+def encPhase (cfg : Config) : Phase → Nat
+  | .owned h => h
+  | .escrow s r => cfg.holders + s * cfg.holders + r
+  | .free => cfg.holders + cfg.holders * cfg.holders
 
-/-- A workflow of the bench: its requests, the code of the final state, the refusal count. -/
-structure Workflow where
-  /-- The requests, in order. -/
-  actions : List Action
-  /-- The code (`encState`) of the state the requests end in, from the initial state. -/
-  finalCode : Nat
-  /-- How many of the requests are refused. -/
-  refusals : Nat
+/-- The phase of a digit (inverse of `encPhase` on digits below `phaseRadix`). -/
+def decPhase (cfg : Config) (d : Nat) : Phase :=
+  if d < cfg.holders then .owned d
+  else if d < cfg.holders + cfg.holders * cfg.holders then
+    .escrow ((d - cfg.holders) / cfg.holders) ((d - cfg.holders) % cfg.holders)
+  else .free
 
--- noncomputable: calls `initial` and `runFrom`.
-/-- Check every workflow by running `step` from the initial state. -/
-noncomputable def checkWorkflows (d : Dom) : List Workflow → Bool
-  | [] => true
-  | w :: ws =>
-    Nat.beq (encState d (runFrom d.cfg (initial d.cfg) w.actions 0).1) w.finalCode &&
-      Nat.beq (runFrom d.cfg (initial d.cfg) w.actions 0).2 w.refusals && checkWorkflows d ws
+/-- Append the generations of `xs` to `acc` in radix `maxGen + 1`. -/
+def encGens (cfg : Config) : Nat → List Blk → Nat
+  | acc, [] => acc
+  | acc, x :: xs => encGens cfg (acc * (cfg.maxGen + 1) + x.gen) xs
 
-/-! ## Self-test of the checkers on a tiny domain
+/-- Append the sequence counters of `xs` to `acc` in radix `maxSeq + 1`. -/
+def encSeqs (cfg : Config) : Nat → List Blk → Nat
+  | acc, [] => acc
+  | acc, x :: xs => encSeqs cfg (acc * (cfg.maxSeq + 1) + x.seq) xs
 
-Generated by `pytools.results.kernel.table.render_self_test` and carried here verbatim (a test
-checks it is in sync), so that the module defining the checkers also exercises them
-exhaustively once. -/
+/-- Append the phase digits of `xs` to `acc`. -/
+def encPhases (cfg : Config) : Nat → List Blk → Nat
+  | acc, [] => acc
+  | acc, x :: xs => encPhases cfg (acc * phaseRadix cfg + encPhase cfg x.phase) xs
 
-/-- The tiny self-test domain (2 holders, 1 ticket, epoch 0..0, generations 0..1). -/
-def tinyDom : Dom := { holders := 2, tickets := 1, maxEpoch := 0, maxGen := 1 }
+/-- The code of a kernel state, most significant first: the epoch, every block's generation,
+every block's sequence counter, every block's phase digit. Every accepted request that changes
+the state raises its code. -/
+def encKern (cfg : Config) (k : Kern) : Nat :=
+  encPhases cfg (encSeqs cfg (encGens cfg k.epoch k.blocks) k.blocks) k.blocks
 
-/-- The request alphabet of the tiny domain. -/
-def tinyAlphabet : List Action := [
-  (.begin 0 0 0 0 0), (.begin 0 0 0 0 1), (.begin 0 0 1 0 0), (.begin 0 0 1 0 1),
-  (.begin 0 0 2 0 0), (.begin 0 0 2 0 1), (.begin 0 1 0 0 0), (.begin 0 1 0 0 1),
-  (.begin 0 1 1 0 0), (.begin 0 1 1 0 1), (.begin 0 1 2 0 0), (.begin 0 1 2 0 1),
-  (.begin 0 2 0 0 0), (.begin 0 2 0 0 1), (.begin 0 2 1 0 0), (.begin 0 2 1 0 1),
-  (.begin 0 2 2 0 0), (.begin 0 2 2 0 1), (.begin 1 0 0 0 0), (.begin 1 0 0 0 1),
-  (.begin 1 0 1 0 0), (.begin 1 0 1 0 1), (.begin 1 0 2 0 0), (.begin 1 0 2 0 1),
-  (.begin 1 1 0 0 0), (.begin 1 1 0 0 1), (.begin 1 1 1 0 0), (.begin 1 1 1 0 1),
-  (.begin 1 1 2 0 0), (.begin 1 1 2 0 1), (.begin 1 2 0 0 0), (.begin 1 2 0 0 1),
-  (.begin 1 2 1 0 0), (.begin 1 2 1 0 1), (.begin 1 2 2 0 0), (.begin 1 2 2 0 1),
-  (.commit 0 0 0), (.commit 0 0 1), (.commit 1 0 0), (.commit 1 0 1),
-  (.abort 0 0 0), (.abort 0 0 1), (.abort 1 0 0), (.abort 1 0 1),
-  (.read 0 0 0), (.read 0 0 1), (.read 1 0 0), (.read 1 0 1),
-  (.read 2 0 0), (.read 2 0 1), (.evict 0 0 0), (.evict 0 0 1),
-  (.evict 1 0 0), (.evict 1 0 1), (.evict 2 0 0), (.evict 2 0 1),
-  (.realloc 0 0 0), (.realloc 0 0 1), (.realloc 1 0 0), (.realloc 1 0 1),
-  (.realloc 2 0 0), (.realloc 2 0 1), (.advance 0)
-]
+/-- The last `n` digits of `c` in radix `m`, most significant first, in front of `acc`, and
+what is left of `c`. -/
+def peel (m : Nat) : Nat → Nat → List Nat → List Nat × Nat
+  | 0, c, acc => (acc, c)
+  | n + 1, c, acc => peel m n (c / m) (c % m :: acc)
 
-/-- Every well-formed state of the tiny domain with the reference's answers. -/
-def tinyRows : List Row := [
-  ⟨⟨0, 0, .free, [.unused]⟩,
-    0xA121F1F12161612161614141414121212121314121413121212121316121613, [50, 60]⟩,
-  ⟨⟨0, 0, .free, [.used]⟩,
-    0xA121F1F12161612161614151415121212121314121413121212121315121513, [51, 61]⟩,
-  ⟨⟨0, 0, .owned 0, [.unused]⟩,
-    0xA12181812161F12161F14141414121212121314121413121212121316121F13, [34, 10, 0]⟩,
-  ⟨⟨0, 0, .owned 0, [.used]⟩,
-    0xA12181812161F12161F14151415121212121314121413121212121315121513, [11, 1]⟩,
-  ⟨⟨0, 0, .owned 1, [.unused]⟩,
-    0xA121818121F16121F161414141412121212131412141312121212131F121613, [36, 20, 0]⟩,
-  ⟨⟨0, 0, .owned 1, [.used]⟩,
-    0xA121818121F16121F1614151415121212121314121413121212121315121513, [21, 1]⟩,
-  ⟨⟨0, 0, .escrow 0, [.pending 0 1 0 0]⟩,
-    0x7121818121717121717141F141F121212121314121413121212121315121513, [21, 11]⟩,
-  ⟨⟨0, 0, .escrow 0, [.pending 1 0 0 0]⟩,
-    0x7121818121717121717141F141F121212121314121413121212121315121513, [11, 21]⟩,
-  ⟨⟨0, 1, .free, [.unused]⟩,
-    0xA21A1A121616121616141414141212121213141214131212121213161216131, []⟩,
-  ⟨⟨0, 1, .free, [.used]⟩,
-    0xA21A1A121616121616141514151212121213141214131212121213151215131, []⟩,
-  ⟨⟨0, 1, .owned 0, [.unused]⟩,
-    0xA2181812161F12161F14141414121212121314121413121212121316121F131, [75, 50, 40]⟩,
-  ⟨⟨0, 1, .owned 0, [.used]⟩,
-    0xA2181812161F12161F141514151212121213141214131212121213151215131, [51, 41]⟩,
-  ⟨⟨0, 1, .owned 1, [.unused]⟩,
-    0xA21818121F16121F161414141412121212131412141312121212131F1216131, [77, 60, 40]⟩,
-  ⟨⟨0, 1, .owned 1, [.used]⟩,
-    0xA21818121F16121F16141514151212121213141214131212121213151215131, [61, 41]⟩,
-  ⟨⟨0, 1, .escrow 0, [.pending 0 1 0 1]⟩,
-    0x721818121717121717141F141F1212121213141214131212121213151215131, [61, 51]⟩,
-  ⟨⟨0, 1, .escrow 0, [.pending 1 0 0 1]⟩,
-    0x721818121717121717141F141F1212121213141214131212121213151215131, [51, 61]⟩
-]
+/-- Block records from generation, sequence and phase digits. -/
+def mkBlocks (cfg : Config) : List Nat → List Nat → List Nat → List Blk
+  | g :: gs, q :: qs, d :: ds => ⟨g, q, decPhase cfg d⟩ :: mkBlocks cfg gs qs ds
+  | _, _, _ => []
 
-/-- On every case of the tiny domain, `step` gives the Python reference's answer. -/
-theorem tiny_domain_agrees : checkRows tinyDom tinyAlphabet tinyRows = true := by
-  decide +kernel
+/-- The kernel state of a code (inverse of `encKern` on states of the domain). -/
+def decKern (cfg : Config) (c : Nat) : Kern :=
+  let ph := peel (phaseRadix cfg) cfg.blocks c []
+  let sq := peel (cfg.maxSeq + 1) cfg.blocks ph.2 []
+  let gn := peel (cfg.maxGen + 1) cfg.blocks sq.2 []
+  ⟨gn.2, mkBlocks cfg gn.1 sq.1 ph.1⟩
+
+/-- The code of a capability (fields in radix blocks + 1, holders + 1, maxEpoch + 1,
+maxGen + 1, maxSeq + 1). -/
+def encCap (cfg : Config) (c : Cap) : Nat :=
+  (((c.blk * (cfg.holders + 1) + c.holder) * (cfg.maxEpoch + 1) + c.epoch) * (cfg.maxGen + 1)
+    + c.gen) * (cfg.maxSeq + 1) + c.nonce
+
+/-- The code of a ticket. -/
+def encTkt (cfg : Config) (t : Tkt) : Nat :=
+  ((t.blk * (cfg.maxEpoch + 1) + t.epoch) * (cfg.maxGen + 1) + t.gen) * (cfg.maxSeq + 1)
+    + t.nonce
+
+/-- The code of a message the kernel sends: `2 * (dst + (holders + 1) * token) + kind`,
+kind 0 for a capability, 1 for a ticket (requests are never sent by the kernel: 0). -/
+def encMsg (cfg : Config) : Msg → Nat
+  | .grant h c => 2 * (h + (cfg.holders + 1) * encCap cfg c)
+  | .ticket h t => 2 * (h + (cfg.holders + 1) * encTkt cfg t) + 1
+  | .req _ => 0
+
+/-- The code of a list of sent messages: digits `1 + encMsg m` in radix `2^32`, first message
+most significant. -/
+def encSends (cfg : Config) : List Msg → Nat → Nat
+  | [], acc => acc
+  | m :: ms, acc => encSends cfg ms (acc * 4294967296 + 1 + encMsg cfg m)
+
+/-- The code of an accepted outcome: the next state's code times `2^64`, plus the code of the
+messages sent. -/
+def encOut (cfg : Config) (o : Out) : Nat :=
+  encKern cfg o.kern * 18446744073709551616 + encSends cfg o.sends 0
 
 end KVCache.Kernel
 

@@ -1,6 +1,32 @@
 """The single-owner state-movement kernel (``Proofs/Kernel/``): its independent reference.
 
-:mod:`.model` decides every request in plain Python; :mod:`.table` enumerates a finite
-domain with it and writes the Lean agreement table; :mod:`.workflows` runs the named
-workflow bench; :mod:`.result` is the published result; :mod:`.cli` the command line.
+The Lean side: ``Model.lean`` (the kernel's ``step`` over several blocks, kernel-issued
+capabilities and tickets with nonces; the system ``Sys``: holders' tokens and a network that
+delays, duplicates, reorders and drops; workflow actions ``runActs``; the codes ``encKern``,
+``decKern``, ``encOut`` and ``Sys.flat``), ``Invariants.lean`` (kernel theorems for every
+configuration: accepted means current, stale tokens refused and nothing changes, escrow
+unreadable, commit/abort hand the block over, clocks only move forward, a settled ticket is
+refused forever, reallocation kills every older token, progress), ``Custody.lean`` (over every
+reachable system state: at most one valid capability per block, only the holder reads, a
+pending transfer can always be committed and aborted, an owner can always act),
+``Check.lean`` (the finite-check checker, the alphabet and candidates, and its soundness),
+and two generated modules: ``Table.lean`` (the finite check of one domain) and
+``Workflows.lean`` (the workflow bench; ``set_option Elab.async false``: elaborated in
+parallel, the registry Lean was killed at 6 GB).
+
+The Python side, written from the documented rules without reading any Lean:
+
+* :mod:`.model`: the kernel's step function (the rules are in its docstring);
+* :mod:`.codes`: the numbers exchanged with Lean (state, token, message and outcome codes),
+  a domain's request alphabet and every state's candidate requests;
+* :mod:`.system`: holders, network and the workflow actions, and the ``Sys.flat`` layout;
+* :mod:`.table`: the reachable states of the finite domain and ``Table.lean``;
+* :mod:`.workflows`: the named workflows of ``workflows.json``, played by :mod:`.system`;
+* :mod:`.workflows_lean`: ``Workflows.lean``, one ``decide +kernel`` theorem per workflow;
+* :mod:`.result`: the published result; :mod:`.cli`: ``python -m pytools kernel``.
+
+Planted defects of the bench (a wrong final state, refusal count, verdict digit or outcome
+code, a broken chain, a replayed commit claimed accepted, and an honest control) live in
+``tests/fixtures/lean/kernel/WorkflowsPlanted.lean`` and are compiled by
+``tests/test_kernel_lean.py`` (marked ``lean``).
 """

@@ -1,9 +1,11 @@
-"""``python -m pytools kernel``: the kernel reference's command line (table, workflows, summary)."""
+"""``python -m pytools kernel``: the kernel reference's command line (the finite-check table,
+the workflow bench, the figures)."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -11,12 +13,24 @@ import click
 from pytools.paths import project_root
 
 from .model import KernelRefError
-from .result import evidence
-from .table import TABLE_LEAN, generate, write_atomic
 
-# ---------------------------------------------------------------------------------------------
-# Command line
-# ---------------------------------------------------------------------------------------------
+
+def _write_or_check(target: Path, make: Callable[[], str], check: bool, command: str) -> None:
+    """Generate the text (any error before anything is written), then write it atomically or,
+    with ``check``, fail unless the file already holds exactly these bytes."""
+    from pytools.publish.canonical import atomic_write_bytes
+
+    try:
+        data = make().encode("utf-8")
+    except KernelRefError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if check:
+        if not target.is_file() or target.read_bytes() != data:
+            raise click.ClickException(f"{target}: out of date (run `{command}`)")
+        click.echo(f"{target}: up to date")
+        return
+    atomic_write_bytes(target, data)
+    click.echo(f"wrote {target}")
 
 
 @click.group()
@@ -26,45 +40,58 @@ def main() -> None:
 
 @main.command("lean-table")
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None,
-              help=f"Output file (default: {TABLE_LEAN}).")
+              help="Output file (default: Proofs/Kernel/Table.lean).")
 @click.option("--check", is_flag=True, help="Only check the committed file is up to date.")
 def lean_table_cmd(out: Path | None, check: bool) -> None:
-    """Write (or check) the Lean agreement table."""
+    """Write (or check) the finite-check table, Proofs/Kernel/Table.lean."""
+    from .table import TABLE_LEAN, generate_table
+
+    target = out if out is not None else project_root() / TABLE_LEAN
+    _write_or_check(target, generate_table, check, "python -m pytools kernel lean-table")
+
+
+@main.command("lean-workflows")
+@click.option("--source", "source", type=click.Path(path_type=Path), default=None,
+              help="Workflow file (default: pytools/results/kernel/workflows.json).")
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help="Output file (default: Proofs/Kernel/Workflows.lean).")
+@click.option("--check", is_flag=True, help="Only check the committed file is up to date.")
+def lean_workflows_cmd(source: Path | None, out: Path | None, check: bool) -> None:
+    """Write (or check) the workflow bench, Proofs/Kernel/Workflows.lean."""
+    from .workflows_lean import WORKFLOWS_LEAN, generate_workflows
+
     root = project_root()
-    target = out if out is not None else root / TABLE_LEAN
-    try:
-        text = generate(root)
-    except KernelRefError as exc:
-        raise click.ClickException(str(exc)) from exc
-    if check:
-        if not target.is_file() or target.read_text(encoding="utf-8") != text:
-            raise click.ClickException(f"{target}: out of date")
-        click.echo(f"{target}: up to date")
-        return
-    write_atomic(target, text)
-    click.echo(f"wrote {target}")
+    target = out if out is not None else root / WORKFLOWS_LEAN
+    _write_or_check(target, lambda: generate_workflows(root, source), check,
+                    "python -m pytools kernel lean-workflows")
 
 
 @main.command("workflows")
 def workflows_cmd() -> None:
-    """Print the workflow bench: reference run vs. the outcome recorded in the Lean table."""
-    root = project_root()
+    """Print the workflow bench: each workflow played by the reference, and whether it agrees
+    with its file and with the committed Lean bench."""
+    from .result import workflow_rows
+
     try:
-        ev = evidence(root)
+        rows = workflow_rows(project_root())
     except KernelRefError as exc:
         raise click.ClickException(str(exc)) from exc
-    header = f"{'workflow':44} {'family':14} {'steps':>5} {'final owner':12} " \
-             f"{'refusals':>8} agree"
+    header = f"{'workflow':36} {'family':22} {'steps':>5} {'refusals':>8} agree"
     click.echo(header)
     click.echo("-" * len(header))
-    for r in ev.extra["workflows"]:
-        click.echo(f"{r['name']:44} {r['family']:14} {r['steps']:>5} {r['final_owner']:12} "
-                   f"{r['refusals']:>8} {'yes' if r['agree'] else 'NO'}")
+    for r in rows:
+        refusals = "-" if r["refusals"] is None else r["refusals"]
+        click.echo(f"{r['name']:36} {r['family']:22} {r['steps']:>5} {refusals:>8} "
+                   f"{'yes' if r['agree'] else 'NO'}")
+    if not all(r["agree"] for r in rows):
+        raise click.ClickException("some workflows disagree (see above)")
 
 
 @main.command("summary")
 def summary_cmd() -> None:
     """Print the evidence figures as JSON."""
+    from .result import evidence
+
     try:
         ev = evidence(project_root())
     except KernelRefError as exc:

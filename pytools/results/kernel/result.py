@@ -1,5 +1,5 @@
 """The published result ``single-owner-kernel``: its theorems, its limits and its evidence,
-computed from the committed table and workflow bench."""
+computed from the committed finite-check table, workflow bench and workflow file."""
 
 from __future__ import annotations
 
@@ -9,143 +9,175 @@ from typing import Any
 from pytools.paths import sha256_file
 from pytools.results.spec import Evidence, InputFile, ResultSpec
 
-from .model import KernelRefError, domain_states, encode_state, reachable_states, requests
-from .table import ROWS_PER_CHUNK, TABLE_DOMAIN, TABLE_LEAN, generate, read_table
-from .workflows import WORKFLOWS_JSON, load_workflows, run_workflow
+from .model import KernelRefError, StepFn
+from .workflows import (
+    LEAN_NAMESPACE,
+    WORKFLOWS_JSON,
+    load_workflows,
+    run,
+    theorem_names,
+)
+from .workflows_lean import WORKFLOWS_LEAN, generate_workflows, render_theorem
 
 #: Result id of the published result this module supplies evidence for.
 RESULT_ID = "single-owner-kernel"
 
 #: What the result does and does not claim.
 RESULT_LIMITS: tuple[str, ...] = (
-    "A model of the ownership protocol of one cached block (its kernel's step function), "
-    "not of a distributed system: no claim about message delivery, network partitions, "
-    "crashes or clocks.",
-    "No claim about hardware custody: the kernel tracks who may read the block, not where "
-    "its bytes physically are or whether a holder keeps an illicit copy.",
-    "The general theorems hold for every number of holders and tickets and all epoch and "
-    "generation bounds; the exhaustive agreement check with the Python reference covers one "
-    "finite domain only (its bounds are in the figures), where epoch and generation are "
-    "bounded by refusing to advance past the bound.",
-    "The exhaustive check covers every well-formed state of that domain (a superset of the "
-    "reachable states) and every request of the domain's request alphabet, which includes "
-    "one unknown holder id and one unknown ticket id.",
+    "The model: a kernel that owns several blocks and issues capabilities (to read, evict or "
+    "hand over a block) and transfer tickets; tokens are symbolic, unforgeable values carrying "
+    "the block, epoch, generation and a nonce. Around it, a system of holders and a network "
+    "that may delay, duplicate, reorder and drop messages; holders may leak tokens to each "
+    "other.",
+    "Not modelled: liveness under partitions (the progress theorems say a legal request can "
+    "succeed, not that the network delivers it), crashes and recovery, hardware custody of the "
+    "bytes (the kernel tracks who may read a block, not where its bytes are or whether a "
+    "holder keeps a copy), and cryptographic unforgeability (tokens are symbolic: a holder can "
+    "only present a token it was sent or was leaked).",
+    "The general theorems hold for every configuration (any number of holders and blocks, any "
+    "epoch, generation and sequence bounds).",
+    "The finite check covers one domain: 3 holders, 1 block, epochs 0..3, generations 0..3 and "
+    "5 tokens per block, epoch and generation (so two transfers per epoch and generation); "
+    "every reachable state (the Lean theorem proves the listed states are exactly the "
+    "reachable ones) and every request of the domain's alphabet (every token identity with "
+    "the known ids plus one unknown id).",
+    "The workflow bench runs on a domain of 3 holders and 2 blocks (figures workflow_*): each "
+    "named workflow is played on Lean's whole system and on the Python reference, and every "
+    "kernel decision is checked against Lean's step.",
 )
+
+#: The Lean theorems of the general model (namespace ``KVCache.Kernel``), by module.
+_INVARIANTS = (
+    "accepted_current", "stale_epoch_refused", "stale_gen_refused", "refusal_changes_nothing",
+    "stale_epoch_changes_nothing", "stale_gen_changes_nothing", "escrow_unreadable",
+    "commit_hands_to_receiver", "abort_restores_sender", "step_clockLe", "sysRun_clockLe",
+    "passed_refused", "settled_ticket_refused_forever", "realloc_kills_older_forever",
+    "KReach.wf", "SysReach.wf", "read_progress", "evict_progress", "begin_progress",
+    "commit_progress", "abort_progress", "pending_settles", "owned_acts", "alloc_progress",
+)
+_CUSTODY = (
+    "SysReach.custody", "at_most_one_valid_capability", "only_holder_reads",
+    "pending_can_commit", "pending_can_abort", "owner_can_act",
+)
+_CHECK = ("accepted_mem_candidates", "groupDigits_eq", "kreach_iff_listed", "reachable_agrees")
+#: The generated table's theorems (namespace ``KVCache.Kernel.Table``).
+_TABLE = ("table_passes", "reachable_iff_listed", "reachable_agrees_reference")
+
+
+def _bench_theorems() -> tuple[str, ...]:
+    """The generated bench's theorems, named from the packaged workflow file the way the
+    generator names them."""
+    _, flows = load_workflows(Path(__file__).with_name(WORKFLOWS_JSON.name))
+    return tuple(f"{LEAN_NAMESPACE}.{name}" for name in theorem_names(flows))
+
+
+#: The Lean theorems the result rests on (fully qualified; for the certificate registry).
+THEOREMS: tuple[str, ...] = (
+    *(f"KVCache.Kernel.{name}" for name in (*_INVARIANTS, *_CUSTODY, *_CHECK)),
+    *(f"KVCache.Kernel.Table.{name}" for name in _TABLE),
+    *_bench_theorems(),
+)
+
+_LEAN_TABLE_CMD = "python -m pytools kernel lean-table"
+_LEAN_WORKFLOWS_CMD = "python -m pytools kernel lean-workflows"
 
 # ---------------------------------------------------------------------------------------------
 # Evidence
 # ---------------------------------------------------------------------------------------------
 
 
-def evidence(root: Path) -> Evidence:
+def _committed(path: Path, command: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KernelRefError(f"{path}: cannot read the committed file ({exc}); run "
+                             f"`{command}`") from exc
+
+
+def _same(path: Path, committed: str, generated: str, command: str) -> None:
+    if committed != generated:
+        raise KernelRefError(f"{path}: differs from what the reference generates (run "
+                             f"`{command}`)")
+
+
+def workflow_rows(root: Path, step_fn: StepFn | None = None) -> list[dict[str, Any]]:
+    """Per workflow of the bench: its name, family, actions, the reference's refusal count and
+    whether the run agrees with the workflow file (the refusals it states) and with the
+    committed Lean bench (the workflow's theorem, text for text). A workflow the kernel makes
+    impossible (an action finds no token or message) disagrees, with ``refusals`` None."""
+    dom, flows = load_workflows(root / WORKFLOWS_JSON)
+    lean = _committed(root / WORKFLOWS_LEAN, _LEAN_WORKFLOWS_CMD)
+    rows = []
+    for wf in flows:
+        row: dict[str, Any] = {"name": wf.name, "family": wf.family, "steps": len(wf.actions)}
+        try:
+            r = run(dom, wf, step_fn)
+        except KernelRefError:
+            rows.append({**row, "refusals": None, "agree": False})
+            continue
+        stated = "\n" + "\n".join(render_theorem(dom, r)) + "\n"
+        rows.append({**row, "refusals": r.refusals,
+                     "agree": r.agrees_with_file and stated in lean})
+    return rows
+
+
+def evidence(root: Path, step_fn: StepFn | None = None) -> Evidence:
     """Figures of the result ``single-owner-kernel``, computed from the committed files.
 
-    The committed table is the one Lean's kernel checked; it must be byte-identical to what
-    the reference generates now, and every workflow's recorded outcome must equal the
-    reference's run.
+    ``Proofs/Kernel/Table.lean`` and ``Proofs/Kernel/Workflows.lean`` are what Lean's kernel
+    checked: each must be byte-identical to what the reference (or ``step_fn``, for planted
+    tests) generates now, and every workflow must agree with its file and its theorem.
     """
-    table_path = root / TABLE_LEAN
+    from .table import TABLE_DOMAIN, TABLE_LEAN, build_table, render, summarize
+
+    table_path, bench_path = root / TABLE_LEAN, root / WORKFLOWS_LEAN
     wf_path = root / WORKFLOWS_JSON
-    committed = read_table(table_path)
-    text = table_path.read_text(encoding="utf-8")
-    regenerated = generate(root)
-    if regenerated != text:
-        raise KernelRefError(f"{table_path}: differs from the table the reference generates "
-                             "(run `python -m pytools kernel lean-table`)")
-    wf_dom, flows = load_workflows(wf_path)
-    dom = committed.domain
-    if wf_dom != committed.workflow_domain:
-        raise KernelRefError(f"{wf_path}: workflow domain differs from {table_path}")
-    if len(flows) != len(committed.workflow_finals):
-        raise KernelRefError(f"{table_path}: {len(committed.workflow_finals)} workflows, "
-                             f"{wf_path} has {len(flows)}")
-    n_req = len(requests(dom))
-    extra_rows = []
-    for wf, (final_code, refusals) in zip(flows, committed.workflow_finals, strict=True):
-        run = run_workflow(wf_dom, wf)
-        agree = encode_state(wf_dom, run.final) == final_code and run.refusals == refusals
-        extra_rows.append({
-            "name": wf.name,
-            "family": wf.family,
-            "steps": len(wf.requests),
-            "final_owner": run.final_owner,
-            "refusals": run.refusals,
-            "agree": agree,
-        })
-    accepted = sum(len(r.successors) for r in committed.rows)
+    rows = workflow_rows(root, step_fn)
+    wf_dom, _ = load_workflows(wf_path)
+    _same(bench_path, _committed(bench_path, _LEAN_WORKFLOWS_CMD),
+          generate_workflows(root, step_fn=step_fn), _LEAN_WORKFLOWS_CMD)
+    table = build_table(TABLE_DOMAIN, step_fn)
+    _same(table_path, _committed(table_path, _LEAN_TABLE_CMD), render(table), _LEAN_TABLE_CMD)
+    s = summarize(table)
+    dom = s.domain
     figures: dict[str, Any] = {
         "holders": dom.holders,
-        "tickets": dom.tickets,
+        "blocks": dom.blocks,
         "max_epoch": dom.max_epoch,
         "max_gen": dom.max_gen,
-        "states_checked": len(committed.rows),
-        "requests_per_state": n_req,
-        "cases_checked": len(committed.rows) * n_req,
-        "cases_accepted": accepted,
-        "cases_refused": len(committed.rows) * n_req - accepted,
-        "reachable_states": len(reachable_states(dom)),
-        "lean_chunks": committed.chunks,
+        "max_seq": dom.max_seq,
+        "reachable_states": s.states,
+        "requests_per_state": s.alphabet,
+        "cases_checked": s.cases,
+        "candidate_cases": s.candidate_cases,
+        "cases_accepted": s.accepted,
+        "dictionary_entries": s.dictionary,
         "workflow_holders": wf_dom.holders,
-        "workflow_tickets": wf_dom.tickets,
+        "workflow_blocks": wf_dom.blocks,
         "workflow_max_epoch": wf_dom.max_epoch,
         "workflow_max_gen": wf_dom.max_gen,
-        "workflows": len(flows),
-        "workflows_agree": sum(1 for r in extra_rows if r["agree"]),
+        "workflow_max_seq": wf_dom.max_seq,
+        "workflows": len(rows),
+        "workflows_agree": sum(1 for r in rows if r["agree"]),
     }
+    if s.cases != s.states * s.alphabet:
+        raise KernelRefError(f"{table_path}: {s.cases} cases for {s.states} states and "
+                             f"{s.alphabet} requests")
     return Evidence(
         figures=figures,
         inputs=(
             InputFile(TABLE_LEAN.as_posix(), sha256_file(table_path)),
+            InputFile(WORKFLOWS_LEAN.as_posix(), sha256_file(bench_path)),
             InputFile(WORKFLOWS_JSON.as_posix(), sha256_file(wf_path)),
         ),
-        extra={"workflows": extra_rows},
+        extra={"workflows": rows},
     )
-
-
-#: The Lean theorems the result rests on (fully qualified; for the certificate registry).
-THEOREMS: tuple[str, ...] = tuple(
-    f"KVCache.Kernel.{name}" for name in (
-        "reachable_at_most_one_live_owner",
-        "at_most_one_live_owner",
-        "reachable_invariant",
-        "inv_step",
-        "no_read_in_escrow",
-        "escrow_has_no_live_owner",
-        "only_owner_reads",
-        "commit_hands_to_receiver",
-        "commit_replay_refused",
-        "abort_returns_to_sender",
-        "ticket_single_use",
-        "used_ticket_refused",
-        "used_ticket_stays_used_run",
-        "stale_epoch_refused",
-        "stale_epoch_state_unchanged",
-        "stale_gen_refused",
-        "stale_gen_state_unchanged",
-        "wrong_gen_refused",
-        "realloc_kills_older_capabilities",
-        "realloc_kills_older_tickets",
-        "refusal_leaves_state_unchanged",
-        "custody_conserved",
-        "owner_origin",
-        "begin_revokes_sender",
-        "gen_monotone_run",
-        "reachable_within_bounds",
-        "runFrom_reach",
-        "tiny_domain_agrees",
-    )
-) + tuple(
-    f"KVCache.Kernel.Table.table_agrees_{k}"
-    for k in range(-(-len(domain_states(TABLE_DOMAIN)) // ROWS_PER_CHUNK))
-) + (
-    "KVCache.Kernel.Table.workflows_agree",
-)
 
 
 SPEC = ResultSpec(
     id=RESULT_ID,
-    title="Single-owner state movement: one live owner, unreadable escrow, stale transfers "
-    "refused",
+    title="Single-owner state movement: one valid capability per block, unreadable escrow, "
+    "exactly-once transfers, progress",
     theorems=THEOREMS,
     limits=RESULT_LIMITS,
     evidence=evidence,

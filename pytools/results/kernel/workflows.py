@@ -1,96 +1,144 @@
-"""The workflow bench: named request sequences run on the reference (and, through the generated
-table, on the Lean kernel)."""
+"""The workflow bench: named action sequences (``workflows.json``) played by the reference's
+system (:mod:`.system`: the kernel, the network, every holder's tokens).
+
+The file gives the bench's domain and, per workflow, its name, family, description, actions
+and the number of kernel refusals it expects. :mod:`.workflows_lean` states every workflow as
+a Lean theorem; :func:`theorem_names` names those theorems (the generator and the published
+result's theorem list both use it).
+"""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from .model import (
-    ACTION_KINDS,
-    Domain,
-    KernelRefError,
-    KState,
-    Request,
-    StepFn,
-    initial_state,
-    step,
-)
+from .model import Domain, KernelRefError, StepFn
+from .system import ACT_ARITY, Event, SysState, run_workflow
 
+#: The bench, relative to the repository root.
 WORKFLOWS_JSON = Path("pytools/results/kernel/workflows.json")
 
-# Workflows
-# ---------------------------------------------------------------------------------------------
+#: The families a workflow may belong to.
+FAMILIES: tuple[str, ...] = (
+    "commit", "abort", "evict-and-reallocate", "duplicate", "reorder", "drop", "stale",
+)
+
+#: The Lean namespace of the generated bench and its theorem on the initial state's code.
+LEAN_NAMESPACE = "KVCache.Kernel.Workflows"
+INIT_THEOREM = "init_code"
+
+Action = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
 class Workflow:
-    """A named sequence of requests, run from the initial state."""
+    """One named workflow of the bench, with the file it was read from (for messages)."""
 
     name: str
     family: str
-    requests: tuple[Request, ...]
+    description: str
+    actions: tuple[Action, ...]
+    expect_refusals: int
+    source: str = ""
 
 
 @dataclass(frozen=True)
 class WorkflowRun:
-    """A workflow's outcome: final state, its holding as text, number of refusals."""
+    """A workflow played from the initial system: the final system state, the number of
+    kernel refusals, and every kernel decision in delivery order."""
 
     workflow: Workflow
-    final: KState
+    final: SysState
     refusals: int
+    events: tuple[Event, ...]
 
     @property
-    def final_owner(self) -> str:
-        hold = self.final.holding
-        return "free" if hold.kind == "free" else f"{hold.kind}:{hold.who}"
+    def agrees_with_file(self) -> bool:
+        """The refusal count is the one the workflow file states."""
+        return self.refusals == self.workflow.expect_refusals
 
 
-FAMILIES = ("abort", "commit", "evict-realloc")
+def theorem_name(workflow_name: str) -> str:
+    """The Lean theorem (in :data:`LEAN_NAMESPACE`) of a workflow."""
+    return f"workflow_{workflow_name}"
+
+
+def theorem_names(flows: list[Workflow]) -> tuple[str, ...]:
+    """Every theorem of the generated bench, in file order (unqualified)."""
+    return (INIT_THEOREM, *(theorem_name(w.name) for w in flows))
+
+
+def _nat(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _workflow(path: Path, i: int, w: Any) -> Workflow:
+    if not isinstance(w, dict):
+        raise KernelRefError(f"{path}: workflow {i}: not an object")
+    name = w.get("name")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise KernelRefError(f"{path}: workflow {i}: the name must be an identifier, "
+                             f"got {name!r}")
+    missing = {"family", "description", "actions", "expect_refusals"} - set(w)
+    unknown = set(w) - {"name", "family", "description", "actions", "expect_refusals"}
+    if missing or unknown:
+        raise KernelRefError(f"{path}: workflow {name}: missing keys {sorted(missing)}, "
+                             f"unknown keys {sorted(unknown)}")
+    if w["family"] not in FAMILIES:
+        raise KernelRefError(f"{path}: workflow {name}: unknown family {w['family']!r} "
+                             f"(one of {', '.join(FAMILIES)})")
+    if not isinstance(w["description"], str) or not w["description"].strip():
+        raise KernelRefError(f"{path}: workflow {name}: the description must be text")
+    if not _nat(w["expect_refusals"]):
+        raise KernelRefError(f"{path}: workflow {name}: expect_refusals must be a natural "
+                             "number")
+    if not isinstance(w["actions"], list):
+        raise KernelRefError(f"{path}: workflow {name}: actions must be a list")
+    acts = []
+    for j, act in enumerate(w["actions"]):
+        if (not isinstance(act, list) or not act or not isinstance(act[0], str)
+                or ACT_ARITY.get(act[0]) != len(act) - 1 or not all(map(_nat, act[1:]))):
+            raise KernelRefError(f"{path}: workflow {name}: action {j}: bad action {act!r}")
+        acts.append(tuple(act))
+    return Workflow(name, w["family"], w["description"], tuple(acts), w["expect_refusals"],
+                    str(path))
 
 
 def load_workflows(path: Path) -> tuple[Domain, list[Workflow]]:
-    """Read the workflow bench; any problem is a :class:`KernelRefError` naming the file."""
+    """Read and check a workflow file; a bad file is a :class:`KernelRefError` naming it."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise KernelRefError(f"{path}: file not found") from exc
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise KernelRefError(f"{path}: cannot read JSON: {exc}") from exc
-    try:
-        d = data["domain"]
-        dom = Domain(int(d["holders"]), int(d["tickets"]), int(d["max_epoch"]),
-                     int(d["max_gen"]))
-        flows = []
-        for i, w in enumerate(data["workflows"]):
-            if w["family"] not in FAMILIES:
-                raise KernelRefError(f"{path}: workflow {i}: unknown family {w['family']!r}")
-            reqs = []
-            for j, step_ in enumerate(w["steps"]):
-                kind, *args = step_
-                arity = {"begin": 5, "advance": 1}.get(kind, 3)
-                if kind not in ACTION_KINDS or len(args) != arity or \
-                        not all(isinstance(a, int) and a >= 0 for a in args):
-                    raise KernelRefError(f"{path}: workflow {w['name']!r} step {j}: "
-                                         f"bad request {step_!r}")
-                reqs.append(Request(kind, tuple(args)))
-            flows.append(Workflow(str(w["name"]), w["family"], tuple(reqs)))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise KernelRefError(f"{path}: malformed workflow file: {exc!r}") from exc
+    if not isinstance(data, dict) or set(data) != {"domain", "workflows"}:
+        raise KernelRefError(f"{path}: not a workflow file (want exactly the keys 'domain' "
+                             "and 'workflows')")
+    d = data["domain"]
+    fields = ("holders", "blocks", "max_epoch", "max_gen", "max_seq")
+    if not isinstance(d, dict) or set(d) != set(fields) or not all(_nat(d[k]) for k in fields):
+        raise KernelRefError(f"{path}: the domain must give {', '.join(fields)} as natural "
+                             "numbers")
+    dom = Domain(**{k: d[k] for k in fields})
+    if not isinstance(data["workflows"], list) or not data["workflows"]:
+        raise KernelRefError(f"{path}: 'workflows' must be a non-empty list")
+    flows = [_workflow(path, i, w) for i, w in enumerate(data["workflows"])]
     names = [w.name for w in flows]
-    if len(set(names)) != len(names):
-        raise KernelRefError(f"{path}: duplicate workflow names")
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise KernelRefError(f"{path}: duplicate workflow names: {', '.join(dups)}")
     return dom, flows
 
 
-def run_workflow(dom: Domain, wf: Workflow, step_fn: StepFn | None = None) -> WorkflowRun:
-    """Run a workflow from the initial state; refused requests leave the state as it was."""
-    step_fn = step_fn or step
-    st, refusals = initial_state(dom), 0
-    for req in wf.requests:
-        out = step_fn(dom, st, req)
-        if out.refusal is not None:
-            refusals += 1
-        st = out.state
-    return WorkflowRun(wf, st, refusals)
+def run(dom: Domain, wf: Workflow, step_fn: StepFn | None = None) -> WorkflowRun:
+    """Play one workflow (with the reference's kernel, or ``step_fn``); an impossible action
+    is a :class:`KernelRefError` naming the file and the workflow."""
+    log: list[Event] = []
+    res = run_workflow(dom, [list(a) for a in wf.actions], log, step_fn)
+    if res is None:
+        raise KernelRefError(f"{wf.source or 'workflows'}: workflow {wf.name}: an action is "
+                             "impossible (no such token or message, or the wrong kind)")
+    return WorkflowRun(wf, res[0], res[1], tuple(log))

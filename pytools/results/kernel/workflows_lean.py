@@ -8,43 +8,36 @@ kernel decided, in delivery order, from the initial state, gets from Lean's ``st
 reference's answer digit, outcome code (next state and sent messages) and next state. The file
 records the SHA-256 of the workflow file it was generated from.
 
-Usage (from ``staging/``): ``python -m kernelref.workflows_lean kernelref/workflows.json
-Proofs/Kernel/Workflows.lean``.
+Usage: ``python -m pytools kernel lean-workflows [--check]`` (``workflows.json`` ->
+``Proofs/Kernel/Workflows.lean``). The bytes are deterministic: the committed module is
+rebuilt only when the bench or the reference changes.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import sys
-import tempfile
 from pathlib import Path
 
+from pytools.publish.canonical import atomic_write_bytes
+
 from .codes import outcome_code, result_digit, state_code
-from .model import Cap, Domain, KernelRefError, Request, Ticket, initial_state
-from .system import ACT_ARITY, Event, flatten, run_workflow
+from .model import Cap, Domain, KernelRefError, Request, StepFn, Ticket, initial_state
+from .system import flatten
+from .workflows import (
+    INIT_THEOREM,
+    LEAN_NAMESPACE,
+    WORKFLOWS_JSON,
+    Workflow,
+    WorkflowRun,
+    load_workflows,
+    run,
+    theorem_name,
+)
+
+#: The generated Lean module, relative to the repository root.
+WORKFLOWS_LEAN = Path("Proofs/Kernel/Workflows.lean")
 
 _WIDTH = 100
-
-
-def load_workflows(path: Path) -> tuple[Domain, list[dict]]:
-    """Read and check a workflow file; a bad file is a :class:`KernelRefError` naming it."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        dom = Domain(**data["domain"])
-        flows = list(data["workflows"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise KernelRefError(f"{path}: not a workflow file ({exc})") from exc
-    names = [w.get("name") for w in flows]
-    if len(set(names)) != len(names) or not all(isinstance(n, str) and n.isidentifier()
-                                                  for n in names):
-        raise KernelRefError(f"{path}: workflow names must be distinct identifiers")
-    for w in flows:
-        for act in w["actions"]:
-            if not act or ACT_ARITY.get(str(act[0])) != len(act) - 1:
-                raise KernelRefError(f"{path}: workflow {w['name']}: bad action {act!r}")
-    return dom, flows
 
 
 def _wrap(items: list[str], indent: str) -> list[str]:
@@ -60,7 +53,7 @@ def _wrap(items: list[str], indent: str) -> list[str]:
     return lines
 
 
-def _act(act: list) -> str:
+def _act(act: tuple[str | int, ...]) -> str:
     args = " ".join(str(int(a)) for a in act[1:])
     return f".{act[0]}" + (f" {args}" if args else "")
 
@@ -87,8 +80,11 @@ def lean_request(req: Request) -> str:
     return f".resend {req.arg}"
 
 
-def render(dom: Domain, flows: list[dict], source_name: str, source_sha: str) -> str:
-    """The Lean module text."""
+def render(dom: Domain, flows: list[Workflow], source_name: str, source_sha: str,
+           step_fn: StepFn | None = None) -> str:
+    """The Lean module text; a workflow whose refusal count is not the one its file states is
+    a :class:`KernelRefError` (nothing is generated from a bench the reference disagrees
+    with)."""
     init_code = state_code(dom, initial_state(dom))
     out = [
         "module",
@@ -123,7 +119,7 @@ def render(dom: Domain, flows: list[dict], source_name: str, source_sha: str) ->
         "-- at once (killed at 6 GB); one at a time the whole bench needs 3.4 GB.",
         "set_option Elab.async false",
         "",
-        "namespace KVCache.Kernel.Workflows",
+        f"namespace {LEAN_NAMESPACE}",
         "",
         f"/-- The workflow domain: {dom.holders} holders, {dom.blocks} blocks, epochs "
         f"0..{dom.max_epoch},",
@@ -171,34 +167,38 @@ def render(dom: Domain, flows: list[dict], source_name: str, source_sha: str) ->
         "      trajectoryOk (e.out / 18446744073709551616) es",
         "",
         f"/-- The initial state's code is `{init_code}`. -/",
-        f"theorem init_code : decKern cfg {init_code} = Kern.init cfg := by decide +kernel",
+        f"theorem {INIT_THEOREM} : decKern cfg {init_code} = Kern.init cfg := by decide +kernel",
     ]
     for w in flows:
-        log: list[Event] = []
-        res = run_workflow(dom, w["actions"], log)
-        if res is None:
-            raise KernelRefError(f"workflow {w['name']}: an action is impossible")
-        st, refused = res
-        if w.get("expect_refusals") is not None and refused != w["expect_refusals"]:
-            raise KernelRefError(f"workflow {w['name']}: the reference refuses {refused} "
-                                 f"requests, the file expects {w['expect_refusals']}")
-        doc = (f"`{w['name']}` ({w['family']}): {w['description']} "
-               f"({len(w['actions'])} actions, {len(log)} kernel events, {refused} refused).")
-        out += ["", *_wrap_doc(doc), f"theorem workflow_{w['name']} :", "    outcome ["]
-        out += _wrap([_act(a) for a in w["actions"]], "      ")
-        out[-1] += "] = some (["
-        out += _wrap([str(n) for n in flatten(st)], "      ")
-        out[-1] += f"], {refused}) ∧"
-        out.append(f"    trajectoryOk {init_code} [")
-        events = [f"⟨{lean_request(req)}, {state_code(dom, before)}, {result_digit(o)}, "
-                  f"{outcome_code(dom, o)}⟩" for req, before, o in log]
-        for i, ev in enumerate(events):
-            out.append("      " + ev + ("," if i < len(events) - 1 else "] = true := by"))
-        if not events:
-            out[-1] += "] = true := by"
-        out.append("  decide +kernel")
-    out += ["", "end KVCache.Kernel.Workflows", "", "end", ""]
+        r = run(dom, w, step_fn)
+        if not r.agrees_with_file:
+            raise KernelRefError(f"{w.source or source_name}: workflow {w.name}: the reference "
+                                 f"refuses {r.refusals} requests, the file expects "
+                                 f"{w.expect_refusals}")
+        out += ["", *render_theorem(dom, r)]
+    out += ["", f"end {LEAN_NAMESPACE}", "", "end", ""]
     return "\n".join(out)
+
+
+def render_theorem(dom: Domain, r: WorkflowRun) -> list[str]:
+    """The lines of one workflow's theorem (its doc comment included)."""
+    w, init_code = r.workflow, state_code(dom, initial_state(dom))
+    doc = (f"`{w.name}` ({w.family}): {w.description} "
+           f"({len(w.actions)} actions, {len(r.events)} kernel events, {r.refusals} refused).")
+    out = [*_wrap_doc(doc), f"theorem {theorem_name(w.name)} :", "    outcome ["]
+    out += _wrap([_act(a) for a in w.actions], "      ")
+    out[-1] += "] = some (["
+    out += _wrap([str(n) for n in flatten(r.final)], "      ")
+    out[-1] += f"], {r.refusals}) ∧"
+    out.append(f"    trajectoryOk {init_code} [")
+    events = [f"⟨{lean_request(req)}, {state_code(dom, before)}, {result_digit(o)}, "
+              f"{outcome_code(dom, o)}⟩" for req, before, o in r.events]
+    for i, ev in enumerate(events):
+        out.append("      " + ev + ("," if i < len(events) - 1 else "] = true := by"))
+    if not events:
+        out[-1] += "] = true := by"
+    out.append("  decide +kernel")
+    return out
 
 
 def _wrap_doc(text: str) -> list[str]:
@@ -213,30 +213,19 @@ def _wrap_doc(text: str) -> list[str]:
     return lines
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+def generate_workflows(root: Path, source: Path | None = None,
+                       step_fn: StepFn | None = None) -> str:
+    """The Lean bench generated from ``source`` (default: the committed
+    :data:`.workflows.WORKFLOWS_JSON` under ``root``)."""
+    src = source if source is not None else root / WORKFLOWS_JSON
+    dom, flows = load_workflows(src)
+    sha = hashlib.sha256(src.read_bytes()).hexdigest()
+    return render(dom, flows, src.name, sha, step_fn)
 
 
-def main(argv: list[str]) -> int:
-    """Generate the Lean bench from a workflow file."""
-    if len(argv) != 2:
-        print("usage: workflows_lean WORKFLOWS_JSON OUT_LEAN", file=sys.stderr)
-        return 2
-    src, dst = Path(argv[0]), Path(argv[1])
-    try:
-        dom, flows = load_workflows(src)
-        sha = hashlib.sha256(src.read_bytes()).hexdigest()
-        write_atomic(dst, render(dom, flows, src.name, sha))
-    except KernelRefError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"{dst}: {len(flows)} workflows")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+def write_workflows(root: Path, source: Path | None = None, out: Path | None = None) -> Path:
+    """Generate the bench and write it atomically (default: :data:`WORKFLOWS_LEAN` under
+    ``root``); a bad bench raises before anything is written."""
+    target = out if out is not None else root / WORKFLOWS_LEAN
+    atomic_write_bytes(target, generate_workflows(root, source).encode("utf-8"))
+    return target

@@ -362,7 +362,8 @@ theorem sysStep_custody {cfg : Config} {S S' : Sys} (h : SysStep cfg S S')
       rcases List.mem_append.mp hm' with h | h
       · exact List.mem_append.mpr (Or.inl h)
       · exact List.mem_append.mpr (Or.inr (List.mem_cons.mpr (Or.inr h)))
-    have hmem : m ∈ S.net := by rw [hnet]; exact List.mem_append.mpr (Or.inr (List.mem_cons.mpr (Or.inl rfl)))
+    have hmem : m ∈ S.net := by
+      rw [hnet]; exact List.mem_append.mpr (Or.inr (List.mem_cons.mpr (Or.inl rfl)))
     cases m with
     | req r =>
       exact exec_custody (net := l₁ ++ l₂) hw (fun τ hτ => by
@@ -384,7 +385,8 @@ theorem sysStep_custody {cfg : Config} {S S' : Sys} (h : SysStep cfg S S')
         · exact hc _ (Or.inl ⟨q', hq'⟩)
       · exact hc τ (Or.inr ⟨m', hsub m' hm', hτm⟩)
   | dup l₁ l₂ m hnet =>
-    have hmem : m ∈ S.net := by rw [hnet]; exact List.mem_append.mpr (Or.inr (List.mem_cons.mpr (Or.inl rfl)))
+    have hmem : m ∈ S.net := by
+      rw [hnet]; exact List.mem_append.mpr (Or.inr (List.mem_cons.mpr (Or.inl rfl)))
     intro τ hτ
     rcases hτ with ⟨q, hq⟩ | ⟨m', hm', hτm⟩
     · exact hc τ (Or.inl ⟨q, hq⟩)

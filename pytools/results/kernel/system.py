@@ -14,6 +14,9 @@ An independent transcription, in Python, of the system of ``Proofs/Kernel/Model.
 
 An impossible action (no such token or message, a token of the wrong kind, a holder out of
 range) makes the whole workflow impossible (``None``), as in Lean.
+
+Every function that lets the kernel decide takes an optional ``step_fn`` (default: the
+reference's :func:`.model.step`), so that a test can plant a wrong kernel.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from .model import (
     Message,
     Outcome,
     Request,
+    StepFn,
     Ticket,
     initial_state,
 )
@@ -74,9 +78,9 @@ def _learn(st: SysState, q: int, tok: Token) -> SysState:
     return SysState(st.kern, st.net, tuple(know))
 
 
-def _exec(dom: Domain, st: SysState, req: Request, log: list[Event] | None
-          ) -> tuple[SysState, int]:
-    out = kernel_step(dom, st.kern, req)
+def _exec(dom: Domain, st: SysState, req: Request, log: list[Event] | None,
+          step_fn: StepFn | None = None) -> tuple[SysState, int]:
+    out = (step_fn or kernel_step)(dom, st.kern, req)
     if log is not None:
         log.append((req, st.kern, out))
     return SysState(out.state, out.sends + st.net, st.know), int(out.refusal is not None)
@@ -97,7 +101,8 @@ def _token(st: SysState, dom: Domain, p: int, j: int) -> Token | None:
 
 
 def run_action(dom: Domain, st: SysState, act: list[int | str],
-               log: list[Event] | None = None) -> tuple[SysState, int] | None:
+               log: list[Event] | None = None, step_fn: StepFn | None = None
+               ) -> tuple[SysState, int] | None:
     """Play one action: the next state and the kernel refusals it caused (0 or 1); the kernel's
     decision, if any, is appended to ``log``."""
     kind, args = str(act[0]), [int(a) for a in act[1:]]
@@ -133,21 +138,21 @@ def run_action(dom: Domain, st: SysState, act: list[int | str],
             return rest, 0
         if m.kind == "req":
             assert isinstance(m.body, Request)
-            return _exec(dom, rest, m.body, log)
+            return _exec(dom, rest, m.body, log, step_fn)
         assert isinstance(m.body, Cap | Ticket)
         return _learn(rest, m.to, m.body), 0
     if kind == "advance":
-        return _exec(dom, st, _request("advance", 0), log)
-    return _exec(dom, st, _request("resend", 0, None, args[0]), log)
+        return _exec(dom, st, _request("advance", 0), log, step_fn)
+    return _exec(dom, st, _request("resend", 0, None, args[0]), log, step_fn)
 
 
-def run_workflow(dom: Domain, acts: list[list[int | str]], log: list[Event] | None = None
-                 ) -> tuple[SysState, int] | None:
+def run_workflow(dom: Domain, acts: list[list[int | str]], log: list[Event] | None = None,
+                 step_fn: StepFn | None = None) -> tuple[SysState, int] | None:
     """Play a workflow from the initial system; ``None`` if an action is impossible. The
     kernel's decisions, in order, are appended to ``log``."""
     st, refused = initial_system(dom), 0
     for act in acts:
-        res = run_action(dom, st, act, log)
+        res = run_action(dom, st, act, log, step_fn)
         if res is None:
             return None
         st, refused = res[0], refused + res[1]
