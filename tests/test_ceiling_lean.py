@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 import shutil
-from dataclasses import dataclass
 
 import pytest
+from planted import Planted
 
-from pytools.lean.build import BUILD_DIR, BuildResult, build
+from pytools.lean.build import BUILD_DIR, build
 from pytools.paths import project_root
 from pytools.results.ceiling.lean_instance import Packing, fo_pass, unpack
 
@@ -31,20 +31,6 @@ SOURCES = (
 )
 COUNT_CALL = re.compile(r"\(count (\d+) (\d+) (\d+) windowPages\)")
 FIRST_LINE = re.compile(r"^  \[\[0x([0-9a-f]+),$", re.M)
-
-
-@dataclass(frozen=True)
-class Planted:
-    """The compiled fixture: its build result and the line range of each theorem."""
-
-    result: BuildResult
-    ranges: dict[str, tuple[int, int]]
-
-    def errors_in(self, theorem: str) -> list[str]:
-        first, last = self.ranges[theorem]
-        return [d.message for d in self.result.diagnostics
-                if d.severity == "error" and d.file.endswith("Planted.lean")
-                and first <= d.line <= last]
 
 
 def changed_first_line(text: str) -> tuple[int, int, int, int]:

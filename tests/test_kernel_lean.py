@@ -19,13 +19,13 @@ unreachable state listed; and the honest row as control.
 
 from __future__ import annotations
 
-import re
 import shutil
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import pytest
+from planted import Planted, theorem_ranges
 
-from pytools.lean.build import BUILD_DIR, BuildResult, build
+from pytools.lean.build import BUILD_DIR, build
 from pytools.paths import project_root
 from pytools.results.kernel.codes import state_code, state_of_code, state_space
 from pytools.results.kernel.table import Table, TableRow, build_table
@@ -109,35 +109,6 @@ def planted_table_section(table: Table) -> str:
                 "  decide +kernel"]
     out += ["", "end KVCache.Kernel.TablePlanted", ""]
     return "\n".join(out)
-
-
-def theorem_ranges(text: str) -> dict[str, tuple[int, int]]:
-    """Each theorem's lines (1-based, inclusive): from ``theorem NAME`` to the line before the
-    next blank line."""
-    lines = text.splitlines()
-    ranges = {}
-    for i, line in enumerate(lines):
-        m = re.match(r"theorem (\w+)", line)
-        if m:
-            end = i
-            while end + 1 < len(lines) and lines[end + 1].strip():
-                end += 1
-            ranges[m.group(1)] = (i + 1, end + 1)
-    return ranges
-
-
-@dataclass(frozen=True)
-class Planted:
-    """The compiled twin: its build result and the line range of each theorem."""
-
-    result: BuildResult
-    ranges: dict[str, tuple[int, int]]
-
-    def errors_in(self, theorem: str) -> list[str]:
-        first, last = self.ranges[theorem]
-        return [d.message for d in self.result.diagnostics
-                if d.severity == "error" and d.file.endswith("WorkflowsPlanted.lean")
-                and first <= d.line <= last]
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,8 @@ and two generated modules: ``Table.lean`` (the finite check of one domain) and
 ``Workflows.lean`` (the workflow bench; ``set_option Elab.async false``: elaborated in
 parallel, the registry Lean was killed at 6 GB).
 
-The Python side, written from the documented rules without reading any Lean:
+The Python side, written again from the documented rules (it shares no code with the Lean
+side; the Lean kernel checks that the two agree):
 
 * :mod:`.model`: the kernel's step function (the rules are in its docstring);
 * :mod:`.codes`: the numbers exchanged with Lean (state, token, message and outcome codes),
@@ -27,6 +28,7 @@ The Python side, written from the documented rules without reading any Lean:
 
 Planted defects of the bench (a wrong final state, refusal count, verdict digit or outcome
 code, a broken chain, a replayed commit claimed accepted, and an honest control) live in
-``tests/fixtures/lean/kernel/WorkflowsPlanted.lean`` and are compiled by
-``tests/test_kernel_lean.py`` (marked ``lean``).
+``tests/fixtures/lean/kernel/WorkflowsPlanted.lean``; ``tests/test_kernel_lean.py`` (marked
+``lean``) compiles them with the table checker's planted defects (a wrong digit, outcome, code
+or witness, a reachable state left out, an unreachable one listed).
 """

@@ -1,0 +1,41 @@
+"""A compiled fixture module of planted defects, shared by the Lean-backed planted tests: which
+errors fall inside which theorem."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pytools.lean.build import BuildResult
+
+
+def theorem_ranges(text: str) -> dict[str, tuple[int, int]]:
+    """Each theorem's lines (1-based, inclusive): from ``theorem NAME`` to the line before the
+    next blank line."""
+    lines = text.splitlines()
+    ranges = {}
+    for i, line in enumerate(lines):
+        m = re.match(r"theorem (\w+)", line)
+        if m:
+            end = i
+            while end + 1 < len(lines) and lines[end + 1].strip():
+                end += 1
+            ranges[m.group(1)] = (i + 1, end + 1)
+    return ranges
+
+
+@dataclass(frozen=True)
+class Planted:
+    """The compiled fixture: its build result, the line range of each theorem and the ending of
+    the fixture's file name."""
+
+    result: BuildResult
+    ranges: dict[str, tuple[int, int]]
+    file_suffix: str = "Planted.lean"
+
+    def errors_in(self, theorem: str) -> list[str]:
+        """The error messages located inside the theorem's lines."""
+        first, last = self.ranges[theorem]
+        return [d.message for d in self.result.diagnostics
+                if d.severity == "error" and d.file.endswith(self.file_suffix)
+                and first <= d.line <= last]
