@@ -124,6 +124,29 @@ def test_change_of_top_module_recompiles_only_it(tmp_path: Path, fake) -> None:
     assert compiled(log) == ["C.lean"]
 
 
+def test_longest_chain_starts_first(tmp_path: Path, fake) -> None:
+    """One job, a lone module A and a chain Z1 <- Z2 <- Z3: import order would compile A
+    first, leaving the chain to wait; the chain's head must start first."""
+    chain, log = fake
+    write(tmp_path, "Proofs/A.lean", "module\nprelude\n-- a\n")
+    write(tmp_path, "Proofs/Z1.lean", "module\nprelude\n-- z1\n")
+    write(tmp_path, "Proofs/Z2.lean", "module\nprelude\npublic import Proofs.Z1\n")
+    write(tmp_path, "Proofs/Z3.lean", "module\nprelude\npublic import Proofs.Z2\n")
+    result = build(tmp_path, chain, jobs=1)
+    assert result.ok and result.order[0] == "Proofs.A"
+    assert compiled(log)[:2] == ["Z1.lean", "Z2.lean"]
+
+
+def test_critical_paths_weigh_recorded_seconds() -> None:
+    from pytools.lean.build import critical_paths
+
+    order = ["A", "B", "C"]
+    deps = {"A": [], "B": [], "C": ["B"]}
+    assert critical_paths(order, deps, {}) == {"A": 1.0, "B": 2.0, "C": 1.0}
+    slow_a = critical_paths(order, deps, {"A": 300.0, "B": 10.0, "C": 20.0})
+    assert slow_a == {"A": 300.0, "B": 30.0, "C": 20.0}
+
+
 def test_planted_edit_during_compile_is_rebuilt_next_time(tmp_path: Path, fake) -> None:
     """A source edited while its module compiles: the record must name the compiled bytes, so
     the next build sees the edit (it once recorded the edited file's hash: "up to date")."""

@@ -327,6 +327,24 @@ def _fmt(seconds: float) -> str:
     return f"{minutes}m{sec:02d}s"
 
 
+def critical_paths(
+    order: list[str], deps: dict[str, Iterable[str]], seconds: dict[str, float]
+) -> dict[str, float]:
+    """Each module's longest chain of compiles to the end of the build: its own compile time
+    (the last one recorded; the mean of the recorded ones, or 1, for a module never built)
+    plus the longest chain among the modules that import it. ``order`` is topological."""
+    default = sum(seconds.values()) / len(seconds) if seconds else 1.0
+    dependents: dict[str, list[str]] = {name: [] for name in order}
+    for name in order:
+        for dep in deps[name]:
+            dependents[dep].append(name)
+    chain: dict[str, float] = {}
+    for name in reversed(order):
+        chain[name] = seconds.get(name, default) + max(
+            (chain[m] for m in dependents[name]), default=0.0)
+    return chain
+
+
 def default_jobs(toolchain: Toolchain) -> int:
     cores = os.cpu_count() or 1
     if toolchain.kind != "wasm":
@@ -363,7 +381,10 @@ def build(
     start = time.monotonic()
 
     traces: dict[str, str] = {}
-    pending = list(order)
+    # Ready modules start longest-chain first (ties in import order): the build's wall time is
+    # bounded below by its longest chain of compiles, so that chain must never wait.
+    chain = critical_paths(order, deps, {n: r.seconds for n, r in records.items()})
+    pending = sorted(order, key=lambda n: -chain[n])
     running: dict[Future[ModuleOutcome], str] = {}
     lock = threading.Lock()
 
