@@ -4,9 +4,12 @@ errors fall inside which theorem."""
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
-from pytools.lean.build import BuildResult
+from pytools.lean.build import BUILD_DIR, BuildResult
+from pytools.paths import project_root
 
 
 def theorem_ranges(text: str) -> dict[str, tuple[int, int]]:
@@ -39,3 +42,16 @@ class Planted:
         return [d.message for d in self.result.diagnostics
                 if d.severity == "error" and d.file.endswith(self.file_suffix)
                 and first <= d.line <= last]
+
+
+def project_copy(root: Path, sources: tuple[str, ...]) -> Path:
+    """A project at ``root`` holding copies of the repository's ``sources`` and, when the
+    repository was built, its build folder (after ``certify --check`` only the fixture
+    compiles)."""
+    repo = project_root()
+    for rel in sources:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(repo / rel, root / rel)
+    if (repo / BUILD_DIR).is_dir():
+        shutil.copytree(repo / BUILD_DIR, root / BUILD_DIR)
+    return root

@@ -12,12 +12,11 @@ are really computed by Lean, not assumed.
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
-from planted import Planted
+from planted import Planted, project_copy
 
-from pytools.lean.build import BUILD_DIR, build
+from pytools.lean.build import build
 from pytools.paths import project_root
 from pytools.results.ceiling.lean_instance import Packing, fo_pass, unpack
 
@@ -102,13 +101,7 @@ theorem changed_block :
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory, real_toolchain) -> Planted:
-    root = tmp_path_factory.mktemp("planted") / "proj"
-    for rel in SOURCES:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(ROOT / rel, root / rel)
-    if (ROOT / BUILD_DIR).is_dir():
-        # What the project already built: after `certify --check`, only the fixture compiles.
-        shutil.copytree(ROOT / BUILD_DIR, root / BUILD_DIR)
+    root = project_copy(tmp_path_factory.mktemp("planted") / "proj", SOURCES)
     text, ranges = planted_module((ROOT / SOURCES[2]).read_text(encoding="utf-8"))
     (root / "Proofs" / "Planted.lean").write_text(text, encoding="utf-8")
     return Planted(build(root, real_toolchain, jobs=1, roots=("Proofs",)), ranges)

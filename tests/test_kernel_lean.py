@@ -19,13 +19,12 @@ unreachable state listed; and the honest row as control.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import replace
 
 import pytest
-from planted import Planted, theorem_ranges
+from planted import Planted, project_copy, theorem_ranges
 
-from pytools.lean.build import BUILD_DIR, build
+from pytools.lean.build import build
 from pytools.paths import project_root
 from pytools.results.kernel.codes import state_code, state_of_code, state_space
 from pytools.results.kernel.table import Table, TableRow, build_table
@@ -113,13 +112,7 @@ def planted_table_section(table: Table) -> str:
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory, real_toolchain) -> Planted:
-    root = tmp_path_factory.mktemp("kernel-planted") / "proj"
-    for rel in SOURCES:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(ROOT / rel, root / rel)
-    if (ROOT / BUILD_DIR).is_dir():
-        # What the project already built: after `certify --check`, only the twin compiles.
-        shutil.copytree(ROOT / BUILD_DIR, root / BUILD_DIR)
+    root = project_copy(tmp_path_factory.mktemp("kernel-planted") / "proj", SOURCES)
     # The twin imports only the model; widened to the table so that one module (one Lean
     # process) also carries the table checker's planted defects.
     text = FIXTURE.read_text(encoding="utf-8").replace(
