@@ -44,10 +44,10 @@ def main() -> None:
 @click.option("--check", is_flag=True, help="Only check the committed file is up to date.")
 def lean_table_cmd(out: Path | None, check: bool) -> None:
     """Write (or check) the finite-check table, Proofs/Kernel/Table.lean."""
-    from .table import TABLE_LEAN, generate_table
+    from .table import TABLE_COMMAND, TABLE_LEAN, generate_table
 
     target = out if out is not None else project_root() / TABLE_LEAN
-    _write_or_check(target, generate_table, check, "python -m pytools kernel lean-table")
+    _write_or_check(target, generate_table, check, TABLE_COMMAND)
 
 
 @main.command("lean-workflows")
@@ -58,12 +58,12 @@ def lean_table_cmd(out: Path | None, check: bool) -> None:
 @click.option("--check", is_flag=True, help="Only check the committed file is up to date.")
 def lean_workflows_cmd(source: Path | None, out: Path | None, check: bool) -> None:
     """Write (or check) the workflow bench, Proofs/Kernel/Workflows.lean."""
-    from .workflows_lean import WORKFLOWS_LEAN, generate_workflows
+    from .workflows_lean import WORKFLOWS_COMMAND, WORKFLOWS_LEAN, generate_workflows
 
     root = project_root()
     target = out if out is not None else root / WORKFLOWS_LEAN
     _write_or_check(target, lambda: generate_workflows(root, source), check,
-                    "python -m pytools kernel lean-workflows")
+                    WORKFLOWS_COMMAND)
 
 
 @main.command("workflows")

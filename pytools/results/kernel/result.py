@@ -17,7 +17,7 @@ from .workflows import (
     run,
     theorem_names,
 )
-from .workflows_lean import WORKFLOWS_LEAN, generate_workflows, render_theorem
+from .workflows_lean import WORKFLOWS_COMMAND, WORKFLOWS_LEAN, generate_workflows, render_theorem
 
 #: Result id of the published result this module supplies evidence for.
 RESULT_ID = "single-owner-kernel"
@@ -86,8 +86,6 @@ THEOREMS: tuple[str, ...] = (
     *_bench_theorems(),
 )
 
-_LEAN_TABLE_CMD = "python -m pytools kernel lean-table"
-_LEAN_WORKFLOWS_CMD = "python -m pytools kernel lean-workflows"
 
 # ---------------------------------------------------------------------------------------------
 # Evidence
@@ -114,7 +112,7 @@ def workflow_rows(root: Path, step_fn: StepFn | None = None) -> list[dict[str, A
     committed Lean bench (the workflow's theorem, text for text). A workflow the kernel makes
     impossible (an action finds no token or message) disagrees, with ``refusals`` None."""
     dom, flows = load_workflows(root / WORKFLOWS_JSON)
-    lean = _committed(root / WORKFLOWS_LEAN, _LEAN_WORKFLOWS_CMD)
+    lean = _committed(root / WORKFLOWS_LEAN, WORKFLOWS_COMMAND)
     rows = []
     for wf in flows:
         row: dict[str, Any] = {"name": wf.name, "family": wf.family, "steps": len(wf.actions)}
@@ -136,16 +134,16 @@ def evidence(root: Path, step_fn: StepFn | None = None) -> Evidence:
     checked: each must be byte-identical to what the reference (or ``step_fn``, for planted
     tests) generates now, and every workflow must agree with its file and its theorem.
     """
-    from .table import TABLE_DOMAIN, TABLE_LEAN, build_table, render, summarize
+    from .table import TABLE_COMMAND, TABLE_DOMAIN, TABLE_LEAN, build_table, render, summarize
 
     table_path, bench_path = root / TABLE_LEAN, root / WORKFLOWS_LEAN
     wf_path = root / WORKFLOWS_JSON
     rows = workflow_rows(root, step_fn)
     wf_dom, _ = load_workflows(wf_path)
-    _same(bench_path, _committed(bench_path, _LEAN_WORKFLOWS_CMD),
-          generate_workflows(root, step_fn=step_fn), _LEAN_WORKFLOWS_CMD)
+    _same(bench_path, _committed(bench_path, WORKFLOWS_COMMAND),
+          generate_workflows(root, step_fn=step_fn), WORKFLOWS_COMMAND)
     table = build_table(TABLE_DOMAIN, step_fn)
-    _same(table_path, _committed(table_path, _LEAN_TABLE_CMD), render(table), _LEAN_TABLE_CMD)
+    _same(table_path, _committed(table_path, TABLE_COMMAND), render(table), TABLE_COMMAND)
     s = summarize(table)
     dom = s.domain
     figures: dict[str, Any] = {

@@ -33,6 +33,8 @@ from .model import Domain, KernelRefError, KState, StepFn, initial_state, step
 
 #: The generated Lean module, relative to the repository root.
 TABLE_LEAN = Path("Proofs/Kernel/Table.lean")
+#: The command that regenerates it.
+TABLE_COMMAND = "python -m pytools kernel lean-table"
 
 #: The domain of the certified finite check: 3 holders, 1 block, epochs 0..3, generations
 #: 0..3, 5 tokens per block, epoch and generation (a block can be allocated and transferred
@@ -207,7 +209,7 @@ def render(table: Table) -> str:
         "public import Proofs.Kernel.Check",
         "",
         "-- GENERATED FILE, do not edit. Regenerate with",
-        "--   python -m pytools kernel lean-table",
+        f"--   {TABLE_COMMAND}",
         "-- (rows run past 100 columns)",
         "",
         "/-!",

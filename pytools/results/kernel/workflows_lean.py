@@ -36,6 +36,8 @@ from .workflows import (
 
 #: The generated Lean module, relative to the repository root.
 WORKFLOWS_LEAN = Path("Proofs/Kernel/Workflows.lean")
+#: The command that regenerates it.
+WORKFLOWS_COMMAND = "python -m pytools kernel lean-workflows"
 
 _WIDTH = 100
 
