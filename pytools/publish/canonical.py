@@ -14,14 +14,13 @@ Schemas and validation: :mod:`.validation` (re-exported here).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
 import os
-import tempfile
-from pathlib import Path
 from typing import Any
+
+from pytools.files import atomic_write_bytes, make_dirs
 
 #: The key of a certificate that holds the hash of the rest of it.
 BODY_HASH_KEY = "body_sha256"
@@ -100,41 +99,6 @@ def check_body_hash(cert: dict[str, Any]) -> bool:
         return stated == body_hash(cert)
     except CanonicalError:
         return False
-
-
-def make_dirs(folder: Path, mode: int = 0o755) -> None:
-    """Create ``folder`` and its missing parents, each with ``mode`` whatever the umask (a web
-    server running as another user must be able to read what is published)."""
-    missing = []
-    for candidate in (folder, *folder.parents):
-        if candidate.is_dir():
-            break
-        missing.append(candidate)
-    for created in reversed(missing):
-        created.mkdir(exist_ok=True)
-        os.chmod(created, mode)
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temp file in the same folder and ``os.replace``.
-
-    Readers see either the old file or the whole new one, never half of it. The parent
-    folder is created if needed; the temp file is removed if anything fails.
-    """
-    target = Path(path)
-    make_dirs(target.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def write_canonical(path: str | os.PathLike[str], obj: Any) -> str:

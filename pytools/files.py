@@ -1,0 +1,64 @@
+"""Writing files safely: the one atomic write every writer of the project uses.
+
+A reader sees either the old file or the whole new one, never half of it; a failure leaves
+the old file (or nothing) and no temporary file behind. The lowest layer: it imports nothing
+of the project, so ``lean``, ``results``, ``publish`` and ``admission`` can all use it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def make_dirs(folder: Path, mode: int = 0o755) -> None:
+    """Create ``folder`` and its missing parents, each with ``mode`` whatever the umask (a web
+    server running as another user must be able to read what is published)."""
+    missing = []
+    for candidate in (folder, *folder.parents):
+        if candidate.is_dir():
+            break
+        missing.append(candidate)
+    for created in reversed(missing):
+        created.mkdir(exist_ok=True)
+        os.chmod(created, mode)
+
+
+def atomic_write_bytes(
+    path: str | os.PathLike[str], data: bytes, mode: int = 0o644, fsync: bool = True
+) -> None:
+    """Write ``data`` to ``path`` through a temp file in the same folder and ``os.replace``.
+
+    The parent folder is created if needed (see :func:`make_dirs`); the file gets ``mode``
+    (whatever the umask); with ``fsync`` the bytes reach the disk before the rename, so a
+    crash leaves the old file or the new one. The temp file is removed if anything fails.
+    """
+    target = Path(path)
+    make_dirs(target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if fsync:
+                os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(
+    path: str | os.PathLike[str], text: str, mode: int = 0o644, fsync: bool = True
+) -> None:
+    """:func:`atomic_write_bytes` of ``text`` encoded as UTF-8 (newlines written as given)."""
+    atomic_write_bytes(path, text.encode("utf-8"), mode=mode, fsync=fsync)
+
+
+def atomic_copy(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    """Copy ``src`` to ``dst`` atomically (no fsync: build outputs that can be remade)."""
+    atomic_write_bytes(dst, Path(src).read_bytes(), fsync=False)
