@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 
 import click
 
 from pytools.lean.build import build, lake_build, report
 from pytools.lean.modules import BuildError
-from pytools.lean.toolchain import ToolchainError, find_toolchain
+from pytools.lean.toolchain import (
+    WASM_REWRITES,
+    ToolchainError,
+    find_toolchain,
+    wasm_patch_mode,
+)
 from pytools.paths import project_root
 
 #: Commands defined in their own modules: name -> "module:attribute".
@@ -70,6 +76,8 @@ def toolchain(lean: str | None, as_json: bool) -> None:
     """Say which Lean toolchain the pipeline will use."""
     try:
         chosen = find_toolchain(lean)
+        if chosen.kind == "wasm":
+            wasm_patch_mode(dict(os.environ))
     except ToolchainError as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:
@@ -79,7 +87,11 @@ def toolchain(lean: str | None, as_json: bool) -> None:
     click.echo(f"version:  {chosen.version}")
     click.echo(f"commit:   {chosen.commit}")
     click.echo(f"found by: {chosen.found_by}")
-    click.echo(f"lean:     {' '.join(chosen.lean)}")
+    click.echo(f"lean:     {' '.join((*chosen.lean, *chosen.extra_args))}")
+    if chosen.kind == "wasm":
+        mode = wasm_patch_mode(dict(os.environ))
+        applied = "none (lean.js as shipped)" if mode == "off" else ", ".join(WASM_REWRITES)
+        click.echo(f"rewrites: {applied} (PYTOOLS_WASM_PATCH={mode}; docs/toolchain.md)")
     click.echo(f"lake:     {chosen.lake or '(none: the pytools module builder is used)'}")
     click.echo(f"core lib: {chosen.lib_dir}")
 

