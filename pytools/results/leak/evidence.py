@@ -14,12 +14,11 @@ and compare with the file, byte for byte.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pytools.admission.salt import SALT_LABEL, SALT_PREFIX, keyed_salt, vllm_salt_problem
+from pytools.files import atomic_write_text
 
 from .prompts import BOUND, GENERATOR, HEADLINE, PromptParams, generate, prompts_sha256
 from .reference import ReferenceEngine
@@ -90,16 +89,7 @@ def dumps(doc: Any, indent: int = 0) -> str:
 
 def write_evidence(path: Path, doc: dict[str, Any]) -> None:
     """Write atomically (temp file + rename): never a half-written evidence file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(dumps(doc) + "\n")
-        os.chmod(tmp, 0o644)  # a committed data file, not a private one
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, dumps(doc) + "\n")  # 0o644: a committed data file, not a private one
 
 
 def load_evidence(path: Path, engine: str) -> dict[str, Any]:
