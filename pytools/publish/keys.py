@@ -19,7 +19,6 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -179,10 +178,6 @@ def unb64(text: str) -> bytes:
     standard = text.replace("-", "+").replace("_", "/").rstrip("=")
     return base64.b64decode((standard + "=" * (-len(standard) % 4)).encode("ascii"),
                             validate=True)
-
-
-def keyring_summary(keys: Mapping[str, TrustedKey]) -> str:
-    return ", ".join(f"{k[:16]}… ({v.source})" for k, v in sorted(keys.items()))
 
 
 @click.command("keygen")
