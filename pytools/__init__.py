@@ -4,14 +4,20 @@ The pipeline, in order, one package a stage:
 
 * :mod:`pytools.lean` — toolchain → build → audit: find a Lean, compile the library, read the
   compiled ``.olean`` files and audit every declaration;
-* :mod:`pytools.results` — one room per published result (isolation floor, hit ceiling,
-  ownership kernel, pooled placement), each computing its evidence from hashed input files;
+* :mod:`pytools.results` — one room per published result (isolation floor, demand-fetch hit
+  ceiling, single-owner kernel, pooled placement, tenant leak), each computing its evidence
+  from hashed input files;
 * :mod:`pytools.publish` — certify → verify: canonical, hashed certificates and their manifest,
   the offline verifier, and the static page.
 
+Beside them, :mod:`pytools.admission` is the admission proxy that closes the tenant leak: it
+binds a keyed cache salt per tenant in front of a vLLM server (``python -m pytools.admission``).
+Below them all, :mod:`pytools.files` (the atomic write) and :mod:`pytools.paths` import nothing
+of the project; no package imports a later stage (``tests/test_layout.py``).
+
 :mod:`pytools.cli` is the command line (``python -m pytools`` / ``pytools``); the modules
-``pytools.certify``, ``pytools.verify`` and ``pytools.traces`` are entry points kept for
-``python -m``.
+``pytools.certify``, ``pytools.verify``, ``pytools.traces`` and ``pytools.leak`` are entry
+points kept for ``python -m``.
 """
 
 __version__ = "0.1.0"

@@ -1,7 +1,9 @@
-"""Shared fixtures: the project root, the shared data, and a real Lean toolchain."""
+"""Shared fixtures: the project root, the shared data, the engines' interpreter and a real
+Lean toolchain."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,10 +18,30 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def trace_path(repo_root: Path) -> Path:
+    """The public Mooncake trace in the shared data; a test that takes it skips without it."""
     path = mooncake_trace(repo_root)
     if not path.is_file():
-        pytest.skip(f"shared Mooncake trace not found at {path} (set PYTOOLS_SHARED)")
+        pytest.skip(f"shared Mooncake trace absent at {path} (set PYTOOLS_SHARED; see "
+                    "data/mooncake/README.md)")
     return path
+
+
+@pytest.fixture(scope="session")
+def engines_py(repo_root: Path) -> Path:
+    """The engines venv's interpreter, able to import vLLM and SGLang (``.ci/engines``);
+    engines-marked tests skip without one."""
+    from pytools.results.leak.cli import engines_python
+
+    py = engines_python(repo_root)
+    if not py.is_file():
+        pytest.skip(f"no engines venv at {py}: run `bash .ci/engines/install.sh` "
+                    "(or set $PYTOOLS_ENGINES_PYTHON)")
+    probe = subprocess.run([str(py), "-c", "import vllm, sglang"], capture_output=True,
+                           text=True, timeout=600)
+    if probe.returncode != 0:
+        pytest.skip(f"the engines venv {py} cannot import vllm and sglang: "
+                    f"{probe.stderr.strip().splitlines()[-1:]}")
+    return py
 
 
 @pytest.fixture(scope="session")

@@ -240,6 +240,12 @@ def test_tenants_file_holds_hashes_only(keys: dict[str, Any]) -> None:
         add_tenant(keys["path"], "acme")
 
 
+def test_tenants_file_is_private_to_its_owner(keys: dict[str, Any]) -> None:
+    # written through pytools.files with mode 0o600, whatever the umask
+    assert keys["path"].stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in keys["path"].parent.iterdir()] == ["tenants.json"]  # no temp left
+
+
 @pytest.mark.parametrize("doc, words", [
     ("{", "not valid JSON"),
     ({"version": 2, "tenants": []}, "version"),

@@ -21,19 +21,10 @@ from pytools.admission.bench import started
 from pytools.admission.loopback import serve_in_thread
 from pytools.admission.salt import keyed_salt
 from pytools.admission.tenants import add_tenant, load_tenants
-from pytools.results.leak.cli import engines_python
 
 pytestmark = pytest.mark.engines
 
 SECRET = bytes.fromhex(secrets.token_hex(32))  # throw-away
-
-
-@pytest.fixture(scope="module")
-def engines_py(repo_root: Path) -> Path:
-    py = engines_python(repo_root)
-    if not py.is_file():
-        pytest.skip(f"no engines venv at {py}: run `bash .ci/engines/install.sh`")
-    return py
 
 
 @pytest.fixture(scope="module")

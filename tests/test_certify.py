@@ -28,9 +28,9 @@ from pytools.lean.build import BuildResult
 from pytools.lean.toolchain import Toolchain
 from pytools.publish import certify, provenance, rebuild
 from pytools.publish.anchor import AnchorOptions
-from pytools.publish.canonical import check_body_hash, schema_errors, sha256_bytes
+from pytools.publish.canonical import check_body_hash, sha256_bytes
 from pytools.publish.keys import KeyFileError, load_signing_key, load_trusted_keys
-from pytools.publish.validation import SCHEMA_DIALECT, package_schemas
+from pytools.publish.validation import SCHEMA_DIALECT, package_schemas, schema_errors
 from pytools.publish.verify import anchor_for, load_manifest, verify_file
 from pytools.results.spec import Evidence, InputFile, ResultSpec
 

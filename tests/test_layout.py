@@ -1,4 +1,5 @@
-"""The layout of ``pytools/``: no import cycle, the pipeline's packages, modules of one job."""
+"""The layout of ``pytools/``: no import cycle, no import up the layers, the pipeline's
+packages, modules of one job."""
 
 from __future__ import annotations
 
@@ -109,6 +110,143 @@ def test_cycle_checker_catches_a_planted_cycle(tmp_path: Path) -> None:
     cycle = find_cycle(import_graph(pkg))
     assert cycle is not None and set(cycle) == {"pytools.results.spec",
                                                 "pytools.results.registry"}
+
+
+#: The layers of ``pytools``: each package and the project packages it may import. Lowest
+#: first: ``files``/``paths`` < ``lean`` < ``results`` < ``publish``; ``admission`` stands
+#: beside ``results`` and below it (``results.leak`` measures the proxy's own salt and policy),
+#: importing only the lowest layer.
+LAYERS: dict[str, frozenset[str]] = {
+    "files": frozenset(),
+    "paths": frozenset(),
+    "lean": frozenset({"files", "paths"}),
+    "admission": frozenset({"files", "paths"}),
+    "results": frozenset({"files", "paths", "lean", "admission"}),
+    "publish": frozenset({"files", "paths", "lean", "admission", "results"}),
+}
+
+#: The top: the command line and the ``python -m`` shims may import any layer.
+TOP_MODULES = frozenset({"__main__", "cli", "certify", "verify", "traces", "leak"})
+
+#: Back-arrows that exist today in files other parts of issue 23 rewrite, as
+#: (file, imported package) -> why. Each entry is checked to still be needed: delete it when
+#: the file no longer imports upward.
+LAYER_EXCEPTIONS: dict[tuple[str, str], str] = {
+    # moved by part B (generated-file mechanism): these writers import atomic_write_bytes
+    # from publish.canonical; it lives in pytools.files
+    ("pytools/results/ceiling/lean_instance.py", "publish"): "moved by part B",
+    ("pytools/results/kernel/cli.py", "publish"): "moved by part B",
+    ("pytools/results/kernel/workflows_lean.py", "publish"): "moved by part B",
+    ("pytools/results/placement/lean_instance.py", "publish"): "moved by part B",
+}
+
+
+def layer_of(module: str) -> str:
+    """The layer (first package under ``pytools``) a module sits in; ``""`` for ``pytools``."""
+    return module.split(".")[1] if "." in module else ""
+
+
+def layer_arrows(root: Path = PACKAGE) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """Imports that point up or sideways across the layers, as (file, first imported module of
+    that layer, the importing layer), and the modules in no layer. Function-level imports count."""
+    arrows: list[tuple[str, str, str]] = []
+    unplaced: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        parts = module_name(path, root).split(".")[1:]
+        if not parts or parts[0] in TOP_MODULES:
+            continue  # the package's own __init__, and the top
+        layer = parts[0]
+        if layer not in LAYERS:
+            unplaced.append(path.relative_to(root.parent).as_posix())
+            continue
+        crossed: set[str] = set()  # one arrow per imported layer and file
+        for target in sorted(imports_of(path, root)):
+            other = layer_of(target)
+            if other != layer and other not in LAYERS[layer] and other not in crossed:
+                crossed.add(other)
+                arrows.append((path.relative_to(root.parent).as_posix(), target, layer))
+    return arrows, unplaced
+
+
+def layer_problems(root: Path = PACKAGE,
+                   exceptions: dict[tuple[str, str], str] = LAYER_EXCEPTIONS) -> list[str]:
+    """Every import against the layers not excepted, every module in no layer, and every
+    exception no longer needed."""
+    arrows, unplaced = layer_arrows(root)
+    problems = [f"{file}: in no layer (add it to LAYERS or TOP_MODULES)" for file in unplaced]
+    problems += [f"{file} imports {target} ({layer} may import only "
+                 f"{', '.join(sorted(LAYERS[layer])) or 'nothing of the project'})"
+                 for file, target, layer in arrows
+                 if (file, layer_of(target)) not in exceptions]
+    found = {(file, layer_of(target)) for file, target, _ in arrows}
+    problems += [f"{file}: no longer imports {layer}, delete its LAYER_EXCEPTIONS entry"
+                 for file, layer in sorted(set(exceptions) - found)]
+    return problems
+
+
+def test_no_import_points_up_the_layers() -> None:
+    problems = layer_problems()
+    assert problems == [], "imports against the layers:\n" + "\n".join(problems)
+
+
+def _tiny_tree(root: Path, files: dict[str, str]) -> Path:
+    """A ``pytools`` package under ``root`` with one empty module per layer plus ``files``."""
+    pkg = root / "pytools"
+    for layer in LAYERS:
+        (pkg / layer).mkdir(parents=True)
+        (pkg / layer / "__init__.py").write_text("")
+        (pkg / layer / "mod.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "cli.py").write_text("from pytools.publish import mod\nfrom pytools.lean import mod\n")
+    for rel, text in files.items():
+        (pkg / rel).write_text(text)
+    return pkg
+
+
+def test_layer_rule_passes_a_tree_that_keeps_the_layers(tmp_path: Path) -> None:
+    pkg = _tiny_tree(tmp_path, {
+        "publish/mod.py": "from pytools.results import mod\nfrom pytools.files import mod\n",
+        "results/mod.py": "from ..lean import mod\nfrom pytools.admission.mod import x\n",
+        "lean/mod.py": "import pytools.paths\n",
+    })
+    assert layer_problems(pkg, {}) == []
+
+
+#: Every arrow the layers forbid, as (importing layer, imported layer).
+FORBIDDEN = [(layer, other) for layer in LAYERS for other in LAYERS
+             if other != layer and other not in LAYERS[layer]]
+
+
+@pytest.mark.parametrize("layer, other", FORBIDDEN, ids=[f"{a}->{b}" for a, b in FORBIDDEN])
+@pytest.mark.parametrize("form", [
+    "def planted():\n    from pytools.{other}.mod import x\n",  # hidden in a function
+    "from ..{other} import mod\n",  # relative
+])
+def test_layer_rule_catches_a_planted_back_arrow(tmp_path: Path, layer: str, other: str,
+                                                 form: str) -> None:
+    """Planted defect: one forbidden import in an otherwise clean tree (among them the issue's
+    case, ``results`` importing ``publish``)."""
+    planted = {f"{layer}/mod.py": form.format(other=other)}
+    problems = layer_problems(_tiny_tree(tmp_path, planted), {})
+    assert len(problems) == 1
+    assert problems[0].startswith(f"pytools/{layer}/mod.py imports pytools.{other}"), problems
+
+
+def test_layer_rule_reports_a_module_in_no_layer(tmp_path: Path) -> None:
+    """Planted defect: a new top-level module nobody placed is reported, not let through."""
+    pkg = _tiny_tree(tmp_path, {})
+    (pkg / "helpers.py").write_text("from pytools.publish import mod\n")
+    assert layer_problems(pkg, {}) == [
+        "pytools/helpers.py: in no layer (add it to LAYERS or TOP_MODULES)"]
+
+
+def test_layer_rule_reports_an_exception_no_longer_needed(tmp_path: Path) -> None:
+    """Planted defect: an excepted back-arrow that was fixed is reported, so the entry goes."""
+    pkg = _tiny_tree(tmp_path, {"results/mod.py": "from pytools.publish import mod\n"})
+    excepted = {("pytools/results/mod.py", "publish"): "planted",
+                ("pytools/lean/mod.py", "results"): "planted"}
+    assert layer_problems(pkg, excepted) == [
+        "pytools/lean/mod.py: no longer imports results, delete its LAYER_EXCEPTIONS entry"]
 
 
 def test_results_spec_imports_nothing_of_the_project() -> None:

@@ -251,6 +251,52 @@ def test_result_fails_on_a_missing_evidence_file(tmp_path: Path, repo_root: Path
         result.evidence(tmp_path)
 
 
+def _copy_with_tampered_evidence(repo_root: Path, root: Path, tamper: Any) -> Path:
+    """A root holding the committed evidence files (``vllm``'s tampered) and the code inputs."""
+    for engine in ("vllm", "sglang"):
+        doc = json.loads(ev.evidence_path(repo_root, engine).read_text(encoding="utf-8"))
+        if engine == "vllm":
+            tamper(doc)
+        ev.write_evidence(ev.evidence_path(root, engine), doc)
+    for rel in result.CODE_INPUTS:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes((repo_root / rel).read_bytes())
+    return root
+
+
+def test_planted_disagreement_is_a_false_figure_and_a_certify_error(
+        tmp_path: Path, repo_root: Path, reference: dict[str, Any],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planted defect: one count off the reference model. The figure says false (it is
+    computed, not assumed), and certify's evidence function refuses it."""
+    monkeypatch.setattr(result, "reference_counts", lambda block_size: reference)
+    root = _copy_with_tampered_evidence(repo_root, tmp_path, lambda d: d["runs"]["bound"][
+        "counts"]["own_hit_tokens_salted"].__setitem__(5, 0))
+    checked = result.rechecked_evidence(root)
+    figures = checked.evidence.figures
+    assert figures["reference_model_agrees"] is False
+    assert figures["keyed_salt"]["recomputed_and_within_vllm_rules"] is True
+    assert any("vllm: runs.bound.own_hit_tokens_salted: the reference model disagrees" in p
+               for p in checked.problems), checked.problems
+    with pytest.raises(ev.EvidenceError, match="reference model disagrees"):
+        result.SPEC.evidence(root)  # type: ignore[misc]
+    shown = CliRunner().invoke(leak_cli, ["--root", str(root)])
+    assert shown.exit_code != 0 and "reference model agrees: False" in shown.output
+    assert "reference model disagrees" in shown.output
+
+
+def test_planted_salt_that_does_not_recompute_is_a_false_figure(
+        tmp_path: Path, repo_root: Path, reference: dict[str, Any],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(result, "reference_counts", lambda block_size: reference)
+    root = _copy_with_tampered_evidence(repo_root, tmp_path, lambda d: d["salts"][
+        "keyed"].__setitem__("tenant-a", "k1-" + "0" * 64))
+    checked = result.rechecked_evidence(root)
+    assert checked.evidence.figures["keyed_salt"]["recomputed_and_within_vllm_rules"] is False
+    assert checked.evidence.figures["reference_model_agrees"] is True
+    assert any("salts" in p for p in checked.problems)
+
+
 def test_cli_show_and_check(repo_root: Path) -> None:
     runner = CliRunner()
     shown = runner.invoke(leak_cli, ["--root", str(repo_root)])
@@ -261,7 +307,6 @@ def test_cli_show_and_check(repo_root: Path) -> None:
 
 
 def test_cli_run_without_engines_says_how_to_get_them(tmp_path: Path) -> None:
-    pytest.importorskip("pytest")  # always there; the engines are absent from the project venv
     try:
         import vllm  # noqa: F401
     except ImportError:

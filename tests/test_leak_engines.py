@@ -12,24 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pytools.results.leak.cli import engines_python
 from pytools.results.leak.evidence import evidence_path
 
 pytestmark = pytest.mark.engines
-
-
-@pytest.fixture(scope="session")
-def engines_py(repo_root: Path) -> Path:
-    py = engines_python(repo_root)
-    if not py.is_file():
-        pytest.skip(f"no engines venv at {py}: run `bash .ci/engines/install.sh` "
-                    "(or set $PYTOOLS_ENGINES_PYTHON)")
-    probe = subprocess.run([str(py), "-c", "import vllm, sglang"], capture_output=True,
-                           text=True, timeout=600)
-    if probe.returncode != 0:
-        pytest.skip(f"the engines venv {py} cannot import vllm and sglang: "
-                    f"{probe.stderr.strip().splitlines()[-1:]}")
-    return py
 
 
 def in_engines(py: Path, root: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytools.paths import mooncake_trace, project_root
+from pytools.paths import project_root
 from pytools.results.ceiling import lean_instance as lean_inst
 from pytools.results.ceiling.cli import main
 from pytools.results.ceiling.lean_instance import (
@@ -38,13 +38,7 @@ from pytools.results.ceiling.trace import (
 )
 
 ROOT = project_root()
-TRACE = mooncake_trace(ROOT)
 LEAN_INSTANCE = ROOT / "Proofs" / "Ceiling" / "Mooncake.lean"
-
-needs_trace = pytest.mark.skipif(
-    not TRACE.is_file(),
-    reason=f"shared Mooncake trace absent at {TRACE} (see data/mooncake/README.md)",
-)
 
 
 # ----------------------------------------------------------------------------- references
@@ -349,58 +343,54 @@ def test_evidence_names_an_absent_trace(tmp_path: Path, monkeypatch) -> None:
 # ----------------------------------------------------------------------------- shared trace
 
 
-@needs_trace
-def test_shared_trace_figures_against_an_independent_recount() -> None:
+def test_shared_trace_figures_against_an_independent_recount(trace_path: Path) -> None:
     requests = 0
     seen: set[int] = set()
     refs = 0
-    with open(TRACE, "rb") as handle:
+    with open(trace_path, "rb") as handle:
         for raw in handle:
             ids = json.loads(raw)["hash_ids"]
             requests += 1
             refs += len(ids)
             seen.update(ids)
-    c = ceiling_counts(TRACE)
+    c = ceiling_counts(trace_path)
     assert (c.requests, c.references, c.distinct) == (requests, refs, len(seen))
-    assert c.sha256 == hashlib.sha256(TRACE.read_bytes()).hexdigest()
-    readme = (TRACE.parent / "README.md").read_text(encoding="utf-8")
+    assert c.sha256 == hashlib.sha256(trace_path.read_bytes()).hexdigest()
+    readme = (trace_path.parent / "README.md").read_text(encoding="utf-8")
     assert c.sha256 in readme
     assert c.ceiling * refs == refs - len(seen)
     # At capacity = distinct blocks, both policies reach the ceiling exactly.
-    trace = load_trace(TRACE)
+    trace = load_trace(trace_path)
     for policy in ("lru", "belady"):
         assert simulate(trace.stream, c.distinct, policy) == refs - len(seen)
 
 
-@needs_trace
-def test_lean_instance_is_regenerated_identically() -> None:
+def test_lean_instance_is_regenerated_identically(trace_path: Path) -> None:
     assert LEAN_INSTANCE.is_file(), f"{LEAN_INSTANCE} missing: run python -m pytools.traces " \
         "lean-instance ../shared/data/mooncake/conversation_trace.jsonl"
-    assert check_lean_instance(TRACE, LEAN_INSTANCE) == []
+    assert check_lean_instance(trace_path, LEAN_INSTANCE) == []
 
 
-@needs_trace
-def test_lean_instance_check_catches_a_planted_edit(tmp_path: Path) -> None:
+def test_lean_instance_check_catches_a_planted_edit(tmp_path: Path, trace_path: Path) -> None:
     text = LEAN_INSTANCE.read_text(encoding="utf-8")
     planted = tmp_path / "Mooncake.lean"
-    stream = [x for r in window_requests(TRACE, *lean_inst.CLAIM_WINDOW) for x in r]
+    stream = [x for r in window_requests(trace_path, *lean_inst.CLAIM_WINDOW) for x in r]
     needle = f"def windowDistinct : Nat := {len(set(stream))}\n"
     assert needle in text
     wrong = f"def windowDistinct : Nat := {len(set(stream)) - 1}\n"
     planted.write_text(text.replace(needle, wrong), encoding="utf-8")
-    problems = check_lean_instance(TRACE, planted)
+    problems = check_lean_instance(trace_path, planted)
     assert problems and "differs" in problems[0] and "line" in problems[0]
     # One flipped bit of the packed data is caught as well.
     line = next(ln for ln in text.splitlines() if ln.startswith("    0x"))
     flipped = line[:-2] + ("0" if line[-2] != "0" else "1") + line[-1]
     planted.write_text(text.replace(line, flipped, 1), encoding="utf-8")
-    assert check_lean_instance(TRACE, planted)
+    assert check_lean_instance(trace_path, planted)
 
 
-@needs_trace
-def test_claim_window_counts() -> None:
+def test_claim_window_counts(trace_path: Path) -> None:
     # The public claim: lines 1201-2000, 21,069 references, 16,930 distinct, 4,139/21,069.
-    stream = [x for r in window_requests(TRACE, *lean_inst.CLAIM_WINDOW) for x in r]
+    stream = [x for r in window_requests(trace_path, *lean_inst.CLAIM_WINDOW) for x in r]
     assert (len(stream), len(set(stream))) == (21069, 16930)
     assert percent_str(Fraction(len(stream) - len(set(stream)), len(stream))) == "19.6450"
 

@@ -16,13 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_traces import best_possible
 
-from pytools.paths import mooncake_trace
 from pytools.results.ceiling.curve import CurveEngine, compute_curve, stack_hits
 from pytools.results.ceiling.synth import mooncake_like, write_mooncake_like
 from pytools.results.ceiling.trace import Window
-
-TRACE = mooncake_trace()
-needs_trace = pytest.mark.skipif(not TRACE.is_file(), reason=f"shared trace absent at {TRACE}")
 
 Curves = tuple[list[int], list[int]]
 
@@ -235,22 +231,20 @@ def test_engine_over_many_chunks_equals_one_pass(tmp_path: Path) -> None:
         assert curve.at(k) == (simulate_lru(as_list, k), simulate_belady(as_list, k))
 
 
-@needs_trace
-def test_shared_trace_curve_against_the_per_capacity_simulators() -> None:
+def test_shared_trace_curve_against_the_per_capacity_simulators(trace_path: Path) -> None:
     from pytools.results.ceiling.policies import simulate_belady, simulate_lru
     from pytools.results.ceiling.trace import load_trace
 
-    summary, curve = compute_curve(TRACE)
-    stream = list(load_trace(TRACE).stream)
+    summary, curve = compute_curve(trace_path)
+    stream = list(load_trace(trace_path).stream)
     assert curve.distinct == len(set(stream)) and summary.references == len(stream)
     for k in (4, 16384):
         assert curve.at(k) == (simulate_lru(stream, k), simulate_belady(stream, k))
     assert curve.at(curve.distinct) == (len(stream) - curve.distinct,) * 2
 
 
-@needs_trace
-def test_claims_window_figures() -> None:
-    summary, curve = compute_curve(TRACE, Window(1201, 2000))
+def test_claims_window_figures(trace_path: Path) -> None:
+    summary, curve = compute_curve(trace_path, Window(1201, 2000))
     assert (summary.requests, summary.references, curve.distinct) == (800, 21069, 16930)
     lru, opt = curve.at(1693)
     assert opt == 21069 - 16930 == 4139  # OPT reaches the ceiling, 19.645 %

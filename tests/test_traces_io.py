@@ -13,14 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from pytools.paths import mooncake_trace
 from pytools.results.ceiling import sweep as sweep_module
 from pytools.results.ceiling.cli import main
 from pytools.results.ceiling.progress import progress_bar
 from pytools.results.ceiling.trace import Window, ceiling_counts
-
-TRACE = mooncake_trace()
-needs_trace = pytest.mark.skipif(not TRACE.is_file(), reason=f"shared trace absent at {TRACE}")
 
 LINES = [
     '{"timestamp": 0, "hash_ids": [0, 1, 2]}',
@@ -94,9 +90,8 @@ def test_bad_line_inside_the_window_is_named_outside_is_not_read(tmp_path: Path)
     fails_cleanly(run("ceiling", p, "--window", "2:5"), f"{p}:5: malformed JSON")
 
 
-@needs_trace
-def test_claims_window_on_the_shared_trace() -> None:
-    r = run("ceiling", TRACE, "--window", "1201:2000")
+def test_claims_window_on_the_shared_trace(trace_path: Path) -> None:
+    r = run("ceiling", trace_path, "--window", "1201:2000")
     assert r.exit_code == 0, r.output
     for line in ("requests: 800", "references: 21069", "distinct: 16930", "max_hits: 4139",
                  "ceiling: 4139/21069 (19.6450 %)"):

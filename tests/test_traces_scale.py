@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from pytools.paths import mooncake_trace
 from pytools.results.ceiling.cli import main
 from pytools.results.ceiling.curve import compute_curve
 from pytools.results.ceiling.scale import (
@@ -26,9 +25,6 @@ from pytools.results.ceiling.scale import (
 )
 from pytools.results.ceiling.synth import mooncake_like
 from pytools.results.ceiling.trace import TraceError, ceiling_counts
-
-TRACE = mooncake_trace()
-needs_trace = pytest.mark.skipif(not TRACE.is_file(), reason=f"shared trace absent at {TRACE}")
 
 
 def split_into_shards(lines: list[bytes], folder: Path, shards: int, fmt: str) -> Path:
@@ -155,11 +151,11 @@ def _client_on(address: str):  # type: ignore[no-untyped-def]
     return init
 
 
-@needs_trace
-def test_shared_trace_through_duckdb_and_dask(tmp_path: Path, scheduler: str) -> None:
-    lines = TRACE.read_bytes().splitlines(keepends=True)
+def test_shared_trace_through_duckdb_and_dask(tmp_path: Path, scheduler: str,
+                                              trace_path: Path) -> None:
+    lines = trace_path.read_bytes().splitlines(keepends=True)
     folder = split_into_shards(lines, tmp_path / "shards", 6, "jsonl")
-    want = ceiling_counts(TRACE)
+    want = ceiling_counts(trace_path)
     for c in (duckdb_counts(folder), dask_counts(folder, scheduler=scheduler, parts=4)):
         assert (c.requests, c.references, c.distinct) == (want.requests, want.references,
                                                            want.distinct)
@@ -209,11 +205,10 @@ def test_sampling_at_rate_one_is_exact(tmp_path: Path) -> None:
     assert err.lru_max == err.opt_max == 0.0
 
 
-@needs_trace
 @pytest.mark.parametrize("rate", [0.1, 0.05])
-def test_shards_error_on_the_shared_trace(rate: float) -> None:
-    _, exact = compute_curve(TRACE)
-    _, est = sampled_curve(TRACE, rate)
+def test_shards_error_on_the_shared_trace(rate: float, trace_path: Path) -> None:
+    _, exact = compute_curve(trace_path)
+    _, est = sampled_curve(trace_path, rate)
     err = sample_error(exact, est)
     # measured (README): at 0.1 mean 0.19 / 0.17 points, at 0.05 mean 0.09 / 0.03 points
     assert err.lru_mean <= 1.0 and err.opt_mean <= 1.0

@@ -20,12 +20,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytools.files import atomic_write_bytes
 from pytools.publish import validation
 from pytools.publish.anchor import AnchorOptions, check_anchor
 from pytools.publish.attest import ENVELOPE_NAME, pae
 from pytools.publish.canonical import (
     CanonicalError,
-    atomic_write_bytes,
     canonical_bytes,
     check_body_hash,
     with_body_hash,

@@ -19,9 +19,10 @@ import json
 import os
 import re
 import secrets
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from pytools.files import atomic_write_text
 
 from .salt import MIN_SECRET_BYTES
 
@@ -110,15 +111,8 @@ def add_tenant(path: Path, tenant_id: str) -> str:
     key = new_api_key()
     entries.append({"id": tenant_id, "key_sha256": key_hash(key)})
     data = json.dumps({"version": TENANTS_VERSION, "tenants": entries}, indent=2) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # 0o600 as before: only the proxy's user reads who its tenants are
+    atomic_write_text(path, data, mode=0o600)
     return key
 
 

@@ -12,8 +12,10 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from pytools.files import atomic_write_bytes
+
 from . import attest
-from .canonical import atomic_write_bytes, canonical_bytes, sha256_bytes, with_body_hash
+from .canonical import canonical_bytes, sha256_bytes, with_body_hash
 from .validation import SchemaSet, package_schemas
 
 SCHEMA_VERSION = "2"

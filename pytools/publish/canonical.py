@@ -1,4 +1,4 @@
-"""Canonical JSON, hashing, atomic writes and schema validation shared by certify and verify.
+"""Canonical JSON and hashing shared by certify and verify.
 
 The canonical form of a JSON value is ``json.dumps(obj, sort_keys=True, indent=2,
 ensure_ascii=False)`` followed by one newline, encoded as UTF-8. Same value, same bytes.
@@ -9,7 +9,7 @@ A certificate's ``body_sha256`` is the SHA-256 of the canonical bytes of the cer
 with the ``body_sha256`` key removed; :func:`with_body_hash` adds it and
 :func:`check_body_hash` checks it.
 
-Schemas and validation: :mod:`.validation` (re-exported here).
+Schemas and validation: :mod:`.validation`; the atomic write: :mod:`pytools.files`.
 """
 
 from __future__ import annotations
@@ -20,13 +20,10 @@ import math
 import os
 from typing import Any
 
-from pytools.files import atomic_write_bytes, make_dirs
+from pytools.files import atomic_write_bytes
 
 #: The key of a certificate that holds the hash of the rest of it.
 BODY_HASH_KEY = "body_sha256"
-
-#: The JSON Schema dialect every schema of this package declares.
-SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 class CanonicalError(ValueError):
@@ -108,11 +105,10 @@ def write_canonical(path: str | os.PathLike[str], obj: Any) -> str:
     return sha256_bytes(data)
 
 
-# Schema validation lives in :mod:`.validation`; these names stay importable from here.
-from .validation import SchemaError, load_schema, schema_errors, validate  # noqa: E402
-
 __all__ = [
-    "BODY_HASH_KEY", "SCHEMA_DIALECT", "CanonicalError", "SchemaError", "atomic_write_bytes",
-    "body_hash", "canonical_bytes", "check_body_hash", "load_schema", "make_dirs", "schema_errors",
-    "sha256_bytes", "validate", "with_body_hash", "write_canonical",
+    "BODY_HASH_KEY", "CanonicalError", "body_hash", "canonical_bytes",
+    "check_body_hash", "sha256_bytes", "with_body_hash", "write_canonical",
+    # Re-exported only while publish/certify.py (part C) and results' generated-file writers
+    # (part B) still import it from here; delete after merging issue 23 (use pytools.files).
+    "atomic_write_bytes",
 ]

@@ -19,7 +19,6 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +26,8 @@ import click
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from pytools.files import atomic_write_bytes
 
 #: Environment variable holding the password of an encrypted signing key.
 PASSWORD_ENV = "PYTOOLS_SIGN_KEY_PASSWORD"
@@ -163,9 +164,7 @@ def generate(private_path: Path, public_path: Path) -> str:
     with os.fdopen(fd, "wb") as handle:
         handle.write(pem)
     os.chmod(private_path, 0o600)
-    public_path.parent.mkdir(parents=True, exist_ok=True)
-    public_path.write_bytes(public_pem(key.public_key()))
-    os.chmod(public_path, 0o644)
+    atomic_write_bytes(public_path, public_pem(key.public_key()), mode=0o644)
     return keyid(key.public_key())
 
 
@@ -179,10 +178,6 @@ def unb64(text: str) -> bytes:
     standard = text.replace("-", "+").replace("_", "/").rstrip("=")
     return base64.b64decode((standard + "=" * (-len(standard) % 4)).encode("ascii"),
                             validate=True)
-
-
-def keyring_summary(keys: Mapping[str, TrustedKey]) -> str:
-    return ", ".join(f"{k[:16]}… ({v.source})" for k, v in sorted(keys.items()))
 
 
 @click.command("keygen")

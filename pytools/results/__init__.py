@@ -2,6 +2,8 @@
 
 :mod:`.spec` holds the records every result shares (and imports nothing of the project);
 :mod:`.isolation` (``Proofs/Isolation``), :mod:`.ceiling` (``Proofs/Ceiling``),
-:mod:`.kernel` (``Proofs/Kernel``) and :mod:`.placement` (``Proofs/Placement``) each compute
-their result's evidence; :mod:`.registry` lists them for :mod:`pytools.publish.certify`.
+:mod:`.kernel` (``Proofs/Kernel``), :mod:`.placement` (``Proofs/Placement``) and :mod:`.leak`
+(``Proofs/Leak``, measured on the engines' cache code and closed by :mod:`pytools.admission`)
+each compute their result's evidence; :mod:`.registry` lists them for
+:mod:`pytools.publish.certify`. Nothing here imports :mod:`pytools.publish`.
 """

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from pytools.files import atomic_write_text
 from pytools.lean.olean import Module
 
 from .facts import class_names
@@ -160,11 +160,8 @@ class Library:
         if not (self._cache_dirty and self._cache_path):
             return
         try:
-            self._cache_path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self._cache_path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w") as fh:
-                json.dump(self._cache, fh)
-            os.replace(tmp, self._cache_path)
+            # no fsync: a cache lost in a crash is rebuilt
+            atomic_write_text(self._cache_path, json.dumps(self._cache), fsync=False)
             self._cache_dirty = False
         except OSError:
             pass  # the cache is an optimisation only

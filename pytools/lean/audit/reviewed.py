@@ -17,11 +17,11 @@ not compared (moving a theorem between modules does not change what it says).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from pytools.files import atomic_write_bytes
 
 from .records import AuditError, AuditReport
 
@@ -125,14 +125,5 @@ def accept(root: Path, report: AuditReport, theorems: Sequence[str],
            path: Path = REVIEWED_FILE) -> bytes:
     """Write the file for the library as it is now (atomically); returns the bytes."""
     data = render(document(report, theorems))
-    target = root / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_write_bytes(root / path, data)
     return data

@@ -254,15 +254,6 @@ class Region:
         fmt = ("<%dI" if w == 4 else "<%dQ") % size
         return struct.unpack_from(fmt, data, start)
 
-    def scalar_array(self, ptr: int) -> bytes:
-        data, off, _, tag = self._hdr(ptr)
-        if tag != TAG_SARRAY:
-            raise OleanError(f"{self.path}: object at {ptr:#x} is not a scalar array")
-        w = self.ptr_size
-        size = int.from_bytes(data[off + 8:off + 8 + w], "little")
-        start = off + 8 + 2 * w
-        return bytes(data[start:start + size])
-
     def nat(self, ptr: int) -> int:
         """A ``Nat``: boxed scalar or big number (``mpz``, magnitude as ``usize`` digits)."""
         if ptr & 1:

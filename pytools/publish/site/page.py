@@ -39,8 +39,8 @@ from typing import Any
 import click
 import jinja2
 
+from pytools.files import atomic_write_bytes
 from pytools.paths import project_root
-from pytools.publish.canonical import atomic_write_bytes
 from pytools.publish.keys import KeyFileError, TrustedKey, load_trusted_keys
 
 from .evidence import RULES, STALE_DAYS

@@ -16,7 +16,7 @@ from typing import BinaryIO
 import numpy as np
 
 from .curve import Curve, compute_curve
-from .output import Writer, Written, write_outputs
+from .output import Writer, write_outputs
 from .trace import CeilingCounts, Progress, ScanSummary, TraceError, Window, percent_str
 
 #: Capacities (in blocks) of the sweep table; the number of distinct blocks is added to them.
@@ -236,9 +236,3 @@ def write_sweep(path: Path, out_dir: Path, window: Window | None = None,
     outputs = sweep_outputs(summary, curve, label or str(path))
     return [w.path for w in write_outputs(Path(out_dir), outputs)]
 
-
-def write_curve(path: Path, out_dir: Path, window: Window | None = None,
-                label: str | None = None, progress: Progress | None = None) -> list[Written]:
-    """``curve.csv``, ``curve.svg``, ``curve.png`` of the trace at ``path`` into ``out_dir``."""
-    summary, curve = compute_curve(Path(path), window, progress)
-    return write_outputs(Path(out_dir), curve_outputs(summary, curve, label or str(path)))

@@ -74,13 +74,15 @@ def main(ctx: click.Context, root: Path | None) -> None:
 @main.command("show")
 @click.pass_obj
 def show_cmd(root: Path) -> None:
-    """Re-check the committed evidence (no engines needed) and print both engines' tables."""
-    from .result import evidence
+    """Re-check the committed evidence (no engines needed) and print both engines' tables;
+    fails after the tables when the re-check found a problem."""
+    from .result import rechecked_evidence
 
     try:
-        figures = evidence(root).figures
+        checked = rechecked_evidence(root)
     except EvidenceError as exc:
         raise click.ClickException(str(exc)) from None
+    figures = checked.evidence.figures
     for f in (figures, figures["second_engine"]):
         eng = f["engine"]
         click.echo(f"\n{eng['name']} {eng['version']}  (A = victim, B = other tenant; "
@@ -96,6 +98,8 @@ def show_cmd(root: Path) -> None:
         click.echo("claims: " + ", ".join(f"{k}={v}" for k, v in f["claims"].items()))
     click.echo(f"\nengines agree: {figures['engines_agree']}; reference model agrees: "
                f"{figures['reference_model_agrees']}")
+    if checked.problems:
+        raise click.ClickException("; ".join(checked.problems))
 
 
 @main.command("run")

@@ -14,12 +14,11 @@ and compare with the file, byte for byte.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pytools.admission.salt import SALT_LABEL, SALT_PREFIX, keyed_salt, vllm_salt_problem
+from pytools.files import atomic_write_text
 
 from .prompts import BOUND, GENERATOR, HEADLINE, PromptParams, generate, prompts_sha256
 from .reference import ReferenceEngine
@@ -90,16 +89,7 @@ def dumps(doc: Any, indent: int = 0) -> str:
 
 def write_evidence(path: Path, doc: dict[str, Any]) -> None:
     """Write atomically (temp file + rename): never a half-written evidence file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(dumps(doc) + "\n")
-        os.chmod(tmp, 0o644)  # a committed data file, not a private one
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, dumps(doc) + "\n")  # 0o644: a committed data file, not a private one
 
 
 def load_evidence(path: Path, engine: str) -> dict[str, Any]:
@@ -156,17 +146,10 @@ def reference_counts(block_size: int) -> dict[str, dict[str, list[int]]]:
     return {name: run_pairs(engine, generate(params), salts) for name, params in RUNS.items()}
 
 
-def recheck(doc: dict[str, Any],
-            expected: dict[str, dict[str, list[int]]] | None = None) -> list[str]:
-    """What certify recomputes without the engines; every disagreement, in words.
-
-    ``expected``: the reference counts (:func:`reference_counts`) when already computed.
-    """
+def salt_problems(doc: dict[str, Any]) -> list[str]:
+    """The recorded salts against their recomputation, and the keyed ones against vLLM's
+    ``cache_salt`` rules; every difference, in words."""
     problems = []
-    if doc.get("generator") != GENERATOR:
-        problems.append(f"generator {doc.get('generator')!r} is not {GENERATOR!r}")
-    if doc.get("tenants") != {"victim": VICTIM, "other": OTHER}:
-        problems.append("tenants differ from the reproduction's")
     salts = Salts.for_seed(HEADLINE.seed)
     if doc.get("salts") != salts_record(salts, HEADLINE.seed):
         problems.append("salts (secret, keyed or guessable) do not recompute")
@@ -180,19 +163,20 @@ def recheck(doc: dict[str, Any],
             problems.append(f"keyed salt of {tenant} does not recompute")
         if (why := vllm_salt_problem(salt)) is not None:
             problems.append(f"keyed salt of {tenant} breaks vLLM's salt rules: {why}")
-    if expected is None:
-        expected = reference_counts(block_size_of(doc))
+    return problems
+
+
+def reference_disagreements(doc: dict[str, Any],
+                            expected: dict[str, dict[str, list[int]]]) -> list[str]:
+    """Every run whose counts differ from the reference model's (``expected``:
+    :func:`reference_counts`), or that cannot be compared with it (other prompt params)."""
+    problems = []
     for name, params in RUNS.items():
         run = doc["runs"][name]
         if run.get("params") != params.as_dict():
-            problems.append(f"runs.{name}.params differ from this code's {params}")
+            problems.append(f"runs.{name}.params differ from this code's {params}: the "
+                            "reference model cannot be compared")
             continue
-        pairs = generate(params)
-        if run.get("prompts_sha256") != prompts_sha256(pairs):
-            problems.append(f"runs.{name}: the prompts do not regenerate to the recorded hash")
-        if name == "headline" and (run.get("prompt_tokens") != [len(p.victim) for p in pairs]
-                                   or run.get("shared_tokens") != [p.shared for p in pairs]):
-            problems.append("runs.headline: prompt or shared lengths do not regenerate")
         for metric in METRICS:
             got, want = run["counts"][metric], expected[name][metric]
             if got != want:
@@ -201,3 +185,30 @@ def recheck(doc: dict[str, Any],
                                 f"{len(bad)} pair(s), first #{bad[0]}: engine {got[bad[0]]}, "
                                 f"reference {want[bad[0]]}")
     return problems
+
+
+def recheck(doc: dict[str, Any],
+            expected: dict[str, dict[str, list[int]]] | None = None) -> list[str]:
+    """What certify recomputes without the engines; every disagreement, in words.
+
+    ``expected``: the reference counts (:func:`reference_counts`) when already computed.
+    """
+    problems = []
+    if doc.get("generator") != GENERATOR:
+        problems.append(f"generator {doc.get('generator')!r} is not {GENERATOR!r}")
+    if doc.get("tenants") != {"victim": VICTIM, "other": OTHER}:
+        problems.append("tenants differ from the reproduction's")
+    problems += salt_problems(doc)
+    for name, params in RUNS.items():
+        run = doc["runs"][name]
+        if run.get("params") != params.as_dict():
+            continue  # said by reference_disagreements
+        pairs = generate(params)
+        if run.get("prompts_sha256") != prompts_sha256(pairs):
+            problems.append(f"runs.{name}: the prompts do not regenerate to the recorded hash")
+        if name == "headline" and (run.get("prompt_tokens") != [len(p.victim) for p in pairs]
+                                   or run.get("shared_tokens") != [p.shared for p in pairs]):
+            problems.append("runs.headline: prompt or shared lengths do not regenerate")
+    if expected is None:
+        expected = reference_counts(block_size_of(doc))
+    return problems + reference_disagreements(doc, expected)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytools.publish.canonical import atomic_write_bytes
+from pytools.files import atomic_write_bytes
 
 #: The committed instance, relative to the repository root.
 INSTANCE_PATH = Path("data/placement/instance.json")

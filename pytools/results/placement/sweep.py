@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytools.publish.canonical import atomic_write_bytes
+from pytools.files import atomic_write_bytes
 
 from .instance import generate_instance, host_walls, wall
 from .solver import check_solve, hit_rate, solve_per_instance, solve_pooled
