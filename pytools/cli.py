@@ -29,6 +29,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "verify": "pytools.publish.verify:main",
     "keygen": "pytools.publish.keys:keygen",
     "site": "pytools.publish.site.page:main",
+    "regenerate": "pytools.results.regenerate:main",
     "traces": "pytools.results.ceiling.cli:main",
     "kernel": "pytools.results.kernel.cli:main",
     "placement": "pytools.results.placement.cli:main",

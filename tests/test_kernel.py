@@ -49,6 +49,7 @@ from pytools.results.kernel.workflows import (
     run,
     theorem_names,
 )
+from pytools.results.regenerate import main as regenerate
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / wl.WORKFLOWS_LEAN
@@ -464,37 +465,21 @@ def test_unreadable_workflow_file_names_the_file(tmp_path: Path) -> None:
 def test_disagreeing_workflow_file_writes_nothing(tmp_path: Path, edit) -> None:
     data = _bench_data()
     edit(data)
-    bad = tmp_path / "w.json"
+    bad = tmp_path / WORKFLOWS_JSON
+    bad.parent.mkdir(parents=True)
     bad.write_text(json.dumps(data), encoding="utf-8")
-    out = tmp_path / "Workflows.lean"
     with pytest.raises(KernelRefError, match=re.escape(str(bad)) + ".*commit_basic"):
-        wl.generate_workflows(ROOT, bad)
-    res = CliRunner().invoke(kernel_cli, ["lean-workflows", "--source", str(bad),
-                                          "--out", str(out)])
+        wl.generate_workflows(tmp_path)
+    res = CliRunner().invoke(regenerate, ["--root", str(tmp_path), RESULT_ID])
     assert res.exit_code != 0 and "commit_basic" in res.output
-    assert not out.exists() and list(tmp_path.iterdir()) == [bad]
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == [bad]
 
 
 # --- command line ---------------------------------------------------------------------------------
 
 
-def test_cli_lean_workflows_writes_and_checks(tmp_path: Path) -> None:
-    out = tmp_path / "Workflows.lean"
-    res = CliRunner().invoke(kernel_cli, ["lean-workflows", "--out", str(out)])
-    assert res.exit_code == 0, res.output
-    assert out.read_bytes() == BENCH.read_bytes()
-    res = CliRunner().invoke(kernel_cli, ["lean-workflows", "--check", "--out", str(out)])
-    assert res.exit_code == 0 and "up to date" in res.output
-    out.write_bytes(BENCH.read_bytes().replace(b"decide +kernel", b"decide", 1))
-    res = CliRunner().invoke(kernel_cli, ["lean-workflows", "--check", "--out", str(out)])
-    assert res.exit_code != 0 and "out of date" in res.output
-    res = CliRunner().invoke(kernel_cli, ["lean-workflows", "--check", "--out",
-                                          str(tmp_path / "absent.lean")])
-    assert res.exit_code != 0
-
-
-def test_cli_lean_workflows_check_of_the_committed_file() -> None:
-    res = CliRunner().invoke(kernel_cli, ["lean-workflows", "--check"])
+def test_cli_lean_table_alias_checks_the_committed_file() -> None:
+    res = CliRunner().invoke(kernel_cli, ["lean-table", "--check"])
     assert res.exit_code == 0, res.output
 
 
@@ -511,7 +496,7 @@ def test_cli_is_wired_into_pytools() -> None:
 
     res = CliRunner().invoke(cli, ["kernel", "--help"])
     assert res.exit_code == 0
-    for cmd in ("lean-table", "lean-workflows", "workflows", "summary"):
+    for cmd in ("lean-table", "workflows", "summary"):
         assert cmd in res.output
 
 
@@ -641,14 +626,6 @@ def test_planted_kernel_changes_the_table() -> None:
     assert text.encode("utf-8") != TABLE.read_bytes()
 
 
-def test_cli_lean_table_check_fails_on_a_stale_file(tmp_path: Path) -> None:
-    out = tmp_path / "Table.lean"
-    out.write_bytes(TABLE.read_bytes() + b"\n")
-    res = CliRunner().invoke(kernel_cli, ["lean-table", "--check", "--out", str(out)])
-    assert res.exit_code != 0 and "out of date" in res.output
-    assert out.read_bytes() == TABLE.read_bytes() + b"\n"  # --check writes nothing
-
-
 def test_evidence_figures() -> None:
     ev = kernel_evidence(ROOT)
     f = ev.figures
@@ -678,10 +655,10 @@ def test_evidence_refuses_a_stale_committed_bench(tmp_path: Path) -> None:
     lean = tmp_path / "Proofs/Kernel/Workflows.lean"
     lean.write_text(lean.read_text(encoding="utf-8").replace("decide +kernel", "decide", 1),
                     encoding="utf-8")
-    with pytest.raises(KernelRefError, match=r"Workflows\.lean.*lean-workflows"):
+    with pytest.raises(KernelRefError, match=r"Workflows\.lean.*regenerate single-owner-kernel"):
         kernel_evidence(tmp_path)
     lean.write_bytes(BENCH.read_bytes())
     table = tmp_path / "Proofs/Kernel/Table.lean"
     table.write_bytes(table.read_bytes() + b"\n")
-    with pytest.raises(KernelRefError, match=r"Table\.lean.*lean-table"):
+    with pytest.raises(KernelRefError, match=r"Table\.lean.*regenerate single-owner-kernel"):
         kernel_evidence(tmp_path)

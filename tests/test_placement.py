@@ -16,7 +16,6 @@ from pytools.results.placement.instance import (
     INSTANCE_PATH,
     Instance,
     PlacementError,
-    check_instance_generated,
     generate_instance,
     host_walls,
     live_peak,
@@ -24,7 +23,7 @@ from pytools.results.placement.instance import (
     shared_blocks,
     wall,
 )
-from pytools.results.placement.result import RESULT_ID, check_figures, evidence
+from pytools.results.placement.result import INSTANCE_FILE, RESULT_ID, check_figures, evidence
 from pytools.results.placement.solver import (
     SOLVER_NAME,
     certify_instance,
@@ -36,6 +35,7 @@ from pytools.results.placement.solver import (
     solve_pooled,
 )
 from pytools.results.placement.sweep import SWEEP_PARAMS, sweep, write_sweep
+from pytools.results.regenerate import main as regenerate
 from pytools.results.spec import Evidence
 
 
@@ -57,9 +57,10 @@ def ev(repo_root: Path) -> Evidence:
 # ------------------------------------------------------------------ the committed instance
 
 
-def test_committed_instance_is_the_generator_output(instance_path: Path) -> None:
-    inst = check_instance_generated(instance_path)
-    assert inst.generator == INSTANCE_PARAMS
+def test_committed_instance_is_the_generator_output(repo_root: Path,
+                                                   instance_path: Path) -> None:
+    assert INSTANCE_FILE.check(repo_root) == []
+    assert load_instance(instance_path).generator == INSTANCE_PARAMS
 
 
 def test_pooled_optimum_is_the_wall(inst: Instance) -> None:
@@ -167,12 +168,11 @@ def test_planted_tampered_instance_is_caught(tmp_path: Path, instance_path: Path
     bad.parent.mkdir(parents=True)
     bad.write_text(json.dumps(doc))
     load_instance(bad)  # well-formed, so only the generator check can catch it
-    with pytest.raises(PlacementError, match="does not match generate_instance"):
-        check_instance_generated(bad)
+    assert "differs from what its generator gives" in INSTANCE_FILE.check(tmp_path)[0]
     with pytest.raises(PlacementError, match=str(bad)):
         evidence(tmp_path)
-    res = CliRunner().invoke(main, ["--root", str(tmp_path), "generate", "--check"])
-    assert res.exit_code != 0 and "does not match" in res.output
+    res = CliRunner().invoke(regenerate, ["--root", str(tmp_path), "--check", RESULT_ID])
+    assert res.exit_code == 1 and f"{bad}: differs" in res.output
 
 
 def test_planted_wrong_figures_are_caught(ev: Evidence, repo_root: Path) -> None:
@@ -234,11 +234,10 @@ def test_invalid_json_and_missing_file_give_clear_cli_errors(tmp_path: Path) -> 
 
 
 def test_generate_writes_the_committed_bytes(tmp_path: Path, instance_path: Path) -> None:
-    out = tmp_path / "instance.json"
-    res = CliRunner().invoke(main, ["generate", "--out", str(out)])
-    assert res.exit_code == 0, res.output
+    assert INSTANCE_FILE.write(tmp_path)
+    out = tmp_path / INSTANCE_PATH
     assert out.read_bytes() == instance_path.read_bytes()
-    assert [p.name for p in tmp_path.iterdir()] == ["instance.json"]  # no temp file left
+    assert [p.name for p in out.parent.iterdir()] == ["instance.json"]  # no temp file left
 
 
 def test_bad_generator_parameters() -> None:

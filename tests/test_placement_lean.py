@@ -10,24 +10,22 @@ from pathlib import Path
 import pytest
 
 from pytools.paths import project_root
-from pytools.results.placement.instance import INSTANCE_PATH, load_instance
+from pytools.results.placement.instance import INSTANCE_PATH, PlacementError, load_instance
 from pytools.results.placement.lean_instance import (
     BEGIN,
     END,
     LEAN_FILE,
-    check_lean_block,
     farthest_misses,
     lean_block,
-    write_lean_block,
 )
-from pytools.results.placement.result import THEOREMS, evidence
+from pytools.results.placement.result import FARTHEST_FILE, THEOREMS, evidence
 
 ROOT = project_root()
 INSTANCE = load_instance(ROOT / INSTANCE_PATH)
 
 
 def test_committed_block_matches_the_instance() -> None:
-    assert check_lean_block(INSTANCE, ROOT / LEAN_FILE) == []
+    assert FARTHEST_FILE.check(ROOT) == []
 
 
 def test_block_contents() -> None:
@@ -42,17 +40,21 @@ def test_block_contents() -> None:
 
 
 def test_a_planted_edit_is_caught(tmp_path: Path) -> None:
-    lean = tmp_path / "Farthest.lean"
+    lean = tmp_path / LEAN_FILE
+    lean.parent.mkdir(parents=True)
+    (tmp_path / INSTANCE_PATH).parent.mkdir(parents=True)
+    shutil.copyfile(ROOT / INSTANCE_PATH, tmp_path / INSTANCE_PATH)
     text = (ROOT / LEAN_FILE).read_text(encoding="utf-8")
     needle = f"def instanceCapacity : Nat := {INSTANCE.pooled_capacity}\n"
     lean.write_text(text.replace(needle, "def instanceCapacity : Nat := 99\n"), encoding="utf-8")
-    problems = check_lean_block(INSTANCE, lean)
-    assert problems and "differs" in problems[0] and "line" in problems[0]
-    write_lean_block(INSTANCE, lean)
-    assert check_lean_block(INSTANCE, lean) == []
+    lineno = text[:text.index(needle)].count("\n") + 1
+    problems = FARTHEST_FILE.check(tmp_path)
+    assert problems and f"differs from what its generator gives at line {lineno}" in problems[0]
+    assert FARTHEST_FILE.write(tmp_path)
+    assert FARTHEST_FILE.check(tmp_path) == []
     assert lean.read_text(encoding="utf-8") == text
     lean.write_text(text.replace(BEGIN, "-- something else"), encoding="utf-8")
-    assert "no generated block" in check_lean_block(INSTANCE, lean)[0]
+    assert "no generated block" in FARTHEST_FILE.check(tmp_path)[0]
 
 
 def test_kernel_counts_agree_with_the_solver() -> None:
@@ -73,5 +75,5 @@ def test_a_wrong_block_makes_the_evidence_fail(tmp_path: Path) -> None:
     (root / LEAN_FILE).write_text(
         text.replace(f"def instanceFarthestMisses : Nat := {n}\n",
                      f"def instanceFarthestMisses : Nat := {n + 1}\n"), encoding="utf-8")
-    with pytest.raises(Exception, match="generated block differs"):
+    with pytest.raises(PlacementError, match=r"Farthest\.lean: differs .* line \d+"):
         evidence(root)

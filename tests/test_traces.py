@@ -18,16 +18,21 @@ from pytools.paths import project_root
 from pytools.results.ceiling import lean_instance as lean_inst
 from pytools.results.ceiling.cli import main
 from pytools.results.ceiling.lean_instance import (
-    check_lean_instance,
     lean_instance,
     pack,
     packing_for,
+    read_trace,
     unpack,
-    window_requests,
-    write_lean_instance,
 )
 from pytools.results.ceiling.policies import POLICIES, next_uses, simulate
-from pytools.results.ceiling.result import RESULT_ID, RESULT_LIMITS, THEOREMS, evidence
+from pytools.results.ceiling.result import (
+    RESULT_ID,
+    RESULT_LIMITS,
+    THEOREMS,
+    WINDOW_FILE,
+    evidence,
+    window_file,
+)
 from pytools.results.ceiling.sweep import write_sweep
 from pytools.results.ceiling.trace import (
     TraceError,
@@ -253,11 +258,12 @@ def test_empty_and_missing_trace(tmp_path: Path) -> None:
 def test_bad_trace_leaves_no_output(tmp_path: Path) -> None:
     p = write_trace(tmp_path / "bad.jsonl", [GOOD[0], "{oops"])
     out = tmp_path / "out"
-    lean = tmp_path / "M.lean"
+    root = tmp_path / "root"
     runner = CliRunner()
     assert runner.invoke(main, ["sweep", str(p), "--out", str(out)]).exit_code != 0
-    assert runner.invoke(main, ["lean-instance", str(p), "--out", str(lean)]).exit_code
-    assert not out.exists() and not lean.exists()
+    res = runner.invoke(main, ["lean-instance", str(p), "--root", str(root)])
+    assert res.exit_code == 1 and f"{p}:2" in res.output
+    assert not out.exists() and not root.exists()
 
 
 # ----------------------------------------------------------------------------- outputs
@@ -303,7 +309,7 @@ def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("PYTOOLS_SHARED", str(shared))
     # The kernel-count figures come from the generated Lean module of the claim's window,
     # written here under the temporary root.
-    write_lean_instance(trace, tmp_path / lean_inst.WINDOW_MODULE)
+    assert WINDOW_FILE.write(tmp_path)
     ev = evidence(tmp_path)
     f = ev.figures
     assert (f["requests"], f["references"], f["distinct"]) == (2001, 4002, 2002)
@@ -366,31 +372,31 @@ def test_shared_trace_figures_against_an_independent_recount(trace_path: Path) -
 
 
 def test_lean_instance_is_regenerated_identically(trace_path: Path) -> None:
-    assert LEAN_INSTANCE.is_file(), f"{LEAN_INSTANCE} missing: run python -m pytools.traces " \
-        "lean-instance ../shared/data/mooncake/conversation_trace.jsonl"
-    assert check_lean_instance(trace_path, LEAN_INSTANCE) == []
+    assert WINDOW_FILE.check(ROOT) == []
 
 
 def test_lean_instance_check_catches_a_planted_edit(tmp_path: Path, trace_path: Path) -> None:
     text = LEAN_INSTANCE.read_text(encoding="utf-8")
-    planted = tmp_path / "Mooncake.lean"
-    stream = [x for r in window_requests(trace_path, *lean_inst.CLAIM_WINDOW) for x in r]
+    planted = tmp_path / lean_inst.WINDOW_MODULE
+    planted.parent.mkdir(parents=True)
+    generated = window_file(trace_path)
+    stream = [x for r in read_trace(trace_path).window(*lean_inst.CLAIM_WINDOW) for x in r]
     needle = f"def windowDistinct : Nat := {len(set(stream))}\n"
     assert needle in text
     wrong = f"def windowDistinct : Nat := {len(set(stream)) - 1}\n"
     planted.write_text(text.replace(needle, wrong), encoding="utf-8")
-    problems = check_lean_instance(trace_path, planted)
+    problems = generated.check(tmp_path)
     assert problems and "differs" in problems[0] and "line" in problems[0]
     # One flipped bit of the packed data is caught as well.
     line = next(ln for ln in text.splitlines() if ln.startswith("    0x"))
     flipped = line[:-2] + ("0" if line[-2] != "0" else "1") + line[-1]
     planted.write_text(text.replace(line, flipped, 1), encoding="utf-8")
-    assert check_lean_instance(trace_path, planted)
+    assert generated.check(tmp_path)
 
 
 def test_claim_window_counts(trace_path: Path) -> None:
     # The public claim: lines 1201-2000, 21,069 references, 16,930 distinct, 4,139/21,069.
-    stream = [x for r in window_requests(trace_path, *lean_inst.CLAIM_WINDOW) for x in r]
+    stream = [x for r in read_trace(trace_path).window(*lean_inst.CLAIM_WINDOW) for x in r]
     assert (len(stream), len(set(stream))) == (21069, 16930)
     assert percent_str(Fraction(len(stream) - len(set(stream)), len(stream))) == "19.6450"
 
@@ -407,7 +413,8 @@ def test_pack_unpack_round_trip(stream: list[int]) -> None:
 
 def test_lean_instance_contents(tmp_path: Path) -> None:
     p = write_trace(tmp_path / "t.jsonl", GOOD)
-    text = lean_instance(p, "0" * 64, window=(2, 3))
+    text = lean_instance(read_trace(p), window=(2, 3))
+    assert f"-- SHA-256: {hashlib.sha256(p.read_bytes()).hexdigest()}\n" in text
     assert text.startswith("module\n")
     assert "def windowReferences : Nat := 6\n" in text
     assert "def windowDistinct : Nat := 5\n" in text
@@ -421,7 +428,7 @@ def test_lean_instance_contents(tmp_path: Path) -> None:
     assert "decide +kernel" in text
     for banned in ("sorry", "native_decide", "axiom "):
         assert banned not in text
-    assert text == lean_instance(p, "0" * 64, window=(2, 3))
+    assert text == lean_instance(read_trace(p), window=(2, 3))
     for line in text.splitlines():
         assert len(line) <= 100, line
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,21 @@ class Evidence:
     extra: dict[str, Any] = field(default_factory=dict)  # result-specific keys, e.g. workflows
 
 
+class GeneratedFile(Protocol):
+    """A committed file a generator writes (:class:`pytools.results.generated.Generated`;
+    named here by its shape, so that this module imports nothing of the project)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def command(self) -> str: ...
+
+    def check(self, root: Path) -> list[str]: ...
+
+    def write(self, root: Path) -> bool: ...
+
+
 @dataclass(frozen=True)
 class ResultSpec:
     """One published result: its id, its theorems and how to compute its evidence."""
@@ -39,6 +54,9 @@ class ResultSpec:
     evidence: Callable[[Path], Evidence] | None = None
     #: Writes companion files (plots, tables) into the given folder; returns their paths.
     artifacts: Callable[[Path, Path], list[Path]] | None = None
+    #: The committed files generated from the result's inputs, in the order they are
+    #: regenerated (a later one may read an earlier one); ``pytools regenerate`` writes them.
+    generated: tuple[GeneratedFile, ...] = ()
 
 
 def no_evidence(root: Path) -> Evidence:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from pytools.paths import project_root, sha256_file
+from pytools.paths import project_root
 
 from .output import OutputError
 from .policies import POLICIES, simulate
@@ -177,17 +177,17 @@ def curve_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> 
 
 @main.command("lean-instance")
 @file_argument
-@click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
-              default=None, help="Output (default: Proofs/Ceiling/Mooncake.lean).")
-def lean_instance_cmd(file: Path, out: Path | None) -> None:
-    """Generate the Lean module of the claim's window (counted by the kernel) and the whole
-    trace's ceiling fraction."""
-    from .lean_instance import write_lean_instance
+@click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Repository root to write under (default: the project root).")
+def lean_instance_cmd(file: Path, root: Path | None) -> None:
+    """Generate the Lean module of the claim's window from FILE (the committed module's header
+    names this command; ``pytools regenerate demand-fetch-ceiling`` does the same from the
+    shared trace)."""
+    from pytools.results.regenerate import regenerate_files
 
-    target = out or project_root() / "Proofs" / "Ceiling" / "Mooncake.lean"
-    with _errors():
-        write_lean_instance(file, target)
-    click.echo(f"wrote {target}  sha256 {sha256_file(target)}")
+    from .result import window_file
+
+    regenerate_files([window_file(file)], root or project_root(), check=False)
 
 
 def _register_scale() -> None:

@@ -13,22 +13,22 @@ budget; its counts are Python's, and the certificate says so (:func:`kernel_coun
 The packed format (``KVCache.Ceiling.Packed.unpack w m``): a stream is a list of pages, a
 page a list of lines, a line a number holding ``m`` slots of ``w`` bits, lowest first; slot
 value ``0`` is empty and ``v + 1`` holds block ``v``. :func:`pack` writes it,
-:func:`unpack` reads it back, and :func:`check_lean_instance` regenerates each module from
-the hashed trace and compares bytes, so the Lean data is tied to the trace's SHA-256.
+:func:`unpack` reads it back. The module is a generated file of the result
+(:data:`.result.WINDOW_FILE`): the evidence regenerates it from the hashed trace and compares
+bytes, so the Lean data is tied to the trace's SHA-256. Its text is the template
+``templates/Mooncake.lean.j2``.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from pytools.paths import sha256_file
-from pytools.publish.canonical import atomic_write_bytes
+from pytools.results.generated import render_template
 
-from .trace import TraceError, iter_requests, percent_str
+from .trace import TraceError, percent_str, scan_trace
 
 #: Lines (1-based, inclusive) of the trace file behind the public "19.645 %" claim.
 CLAIM_WINDOW: tuple[int, int] = (1201, 2000)
@@ -41,6 +41,9 @@ PAGE_LINES = 128
 
 #: The generated module, relative to the repository root.
 WINDOW_MODULE = Path("Proofs/Ceiling/Mooncake.lean")
+
+#: The folder of the module's template.
+TEMPLATES = Path(__file__).with_name("templates")
 
 
 # ----------------------------------------------------------------------------- packing
@@ -160,15 +163,30 @@ def _lean_pages(pages: Sequence[Sequence[int]]) -> str:
 # ----------------------------------------------------------------------------- streams
 
 
-def window_requests(path: Path, first: int, last: int) -> list[list[int]]:
-    """The ``hash_ids`` of lines ``first..last`` (1-based, inclusive) of a trace file."""
-    if not 1 <= first <= last:
-        raise TraceError(f"bad window {first}..{last}: need 1 <= first <= last")
-    reqs = list(itertools.islice(iter_requests(path), first - 1, last))
-    if len(reqs) != last - first + 1:
-        raise TraceError(f"{path}: window {first}..{last} needs {last} lines, "
-                         f"the file has {first - 1 + len(reqs)}")
-    return reqs
+@dataclass(frozen=True)
+class TraceRead:
+    """A trace file read once: its name, the SHA-256 of its bytes and every request's
+    ``hash_ids`` in file order."""
+
+    name: str
+    sha256: str
+    requests: list[list[int]]
+
+    def window(self, first: int, last: int) -> list[list[int]]:
+        """The requests of lines ``first..last`` (1-based, inclusive)."""
+        if not 1 <= first <= last:
+            raise TraceError(f"bad window {first}..{last}: need 1 <= first <= last")
+        if last > len(self.requests):
+            raise TraceError(f"{self.name}: window {first}..{last} needs {last} lines, "
+                             f"the file has {len(self.requests)}")
+        return self.requests[first - 1:last]
+
+
+def read_trace(path: Path) -> TraceRead:
+    """Read, validate and hash the trace at ``path`` in one pass."""
+    requests: list[list[int]] = []
+    summary = scan_trace(Path(path), per_request=lambda _lineno, ids: requests.append(ids))
+    return TraceRead(Path(path).name, summary.sha256, requests)
 
 
 @dataclass(frozen=True)
@@ -194,230 +212,24 @@ def counts_of_requests(reqs: Sequence[Sequence[int]]) -> StreamCounts:
 # ----------------------------------------------------------------------------- modules
 
 
-_HEADER = """module
-
-public import Proofs.Ceiling.Count
-
--- GENERATED FILE, do not edit. Regenerate with
---   python -m pytools.traces lean-instance TRACE
--- Trace: {name}
--- SHA-256: {sha256}
-"""
-
-
 def window_module(reqs: Sequence[Sequence[int]], name: str, sha256: str,
                   first: int, last: int, whole: StreamCounts) -> str:
     """The text of ``Proofs/Ceiling/Mooncake.lean`` for the requests of lines
     ``first..last``, with ``whole`` the whole trace's counts (deterministic)."""
     stream = [x for r in reqs for x in r]
-    c = counts_of_requests(reqs)
-    p = packing_for(stream)
-    pages = pack(stream, p)
-    ceil = c.ceiling
-    wc = whole.ceiling
-    return _HEADER.format(name=name, sha256=sha256) + f"""
-/-!
-# The demand-fetch ceiling on the Mooncake window, counted by the kernel
-
-The public claim "a {percent_str(ceil)} % hit-rate ceiling on the Mooncake trace" is about lines
-{first}–{last} of the Mooncake FAST'25 conversation trace (`{name}`,
-SHA-256 `{sha256}`):
-{c.requests} requests, replayed as one block-reference stream in file order.
-
-* `window` is that stream, written here packed (`KVCache.Ceiling.Packed.unpack`, slots of
-  {p.width} bits holding `id + 1`, {p.per_line} a line); `pytools` regenerates this file from
-  the hashed trace and compares it byte for byte.
-* `window_length_distinct`: the kernel counts the stream, with `decide +kernel` on
-  `KVCache.Ceiling.Packed.count`, a function proved to compute `(length, distinct)`
-  (`KVCache.Ceiling.Packed.count_spec`): {c.references} references, {c.distinct} distinct
-  blocks.
-* `window_hits_le`, `window_hit_rate_le_ceiling`: so every demand-fetch policy, at every
-  capacity, from an empty cache, has at most {c.references - c.distinct} hits on the
-  window: a hit rate of at most `windowCeilingNum / windowCeilingDen` =
-  {ceil.numerator}/{ceil.denominator} (about {percent_str(ceil)} %).
-* The whole trace is *not* counted by the kernel: `traceReferences` and `traceDistinct` are
-  Python's counts of the hashed file; `ceiling_fraction` checks in the kernel that its ceiling
-  is the reduced fraction `ceilingNum / ceilingDen` (about {percent_str(wc)} %), and
-  `hit_rate_le_ceiling` bounds every policy on every stream with these counts.
--/
-
-@[expose] public section
-
-namespace KVCache.Ceiling.Mooncake
-
-open KVCache.Ceiling.Packed
-
-/-- First line (1-based) of the trace file in the window. -/
-def windowFirstLine : Nat := {first}
-
-/-- Last line (1-based, included) of the trace file in the window. -/
-def windowLastLine : Nat := {last}
-
-/-- Requests (lines) in the window. -/
-def windowRequests : Nat := {c.requests}
-
-/-- The window's block stream, packed: pages of lines of {p.per_line} slots of {p.width} bits. -/
-def windowPages : List (List Nat) :=
-{_lean_pages(pages)}
-
--- noncomputable: calls `unpack`.
-/-- The window's block-reference stream (every request's blocks, in file order). -/
-noncomputable def window : List Nat := unpack {p.width} {p.per_line} windowPages
-
-/-- Block references of the window. -/
-def windowReferences : Nat := {c.references}
-
-/-- Distinct blocks of the window. -/
-def windowDistinct : Nat := {c.distinct}
-
-/-- Numerator of the window's reduced hit-rate ceiling. -/
-def windowCeilingNum : Nat := {ceil.numerator}
-
-/-- Denominator of the window's reduced hit-rate ceiling. -/
-def windowCeilingDen : Nat := {ceil.denominator}
-
-/-- **The kernel counts the window**: {c.references} references and {c.distinct} distinct blocks
-(computed by `decide +kernel` on `count`, which `count_spec` proves correct). -/
-theorem window_length_distinct :
-    window.length = windowReferences ∧ distinct window = windowDistinct := by
-  have h : (count {p.width} {p.per_line} {p.base} windowPages).ok = true ∧
-      (count {p.width} {p.per_line} {p.base} windowPages).len = windowReferences ∧
-      (count {p.width} {p.per_line} {p.base} windowPages).dist = windowDistinct := by
-    decide +kernel
-  exact length_distinct_of_count h
-
-/-- The window's hit-rate ceiling `(windowReferences - windowDistinct) / windowReferences` is
-the reduced fraction `windowCeilingNum / windowCeilingDen` (about {percent_str(ceil)} %). -/
-theorem window_ceiling_fraction :
-    (windowReferences - windowDistinct) * windowCeilingDen =
-        windowCeilingNum * windowReferences ∧
-      Nat.gcd windowCeilingNum windowCeilingDen = 1 := by
-  decide +kernel
-
-/-- Every demand-fetch policy at every capacity, from an empty cache, has at most
-`windowReferences - windowDistinct` hits on the window. -/
-theorem window_hits_le (k : Nat) (P : Policy Nat) :
-    hits k P window ≤ windowReferences - windowDistinct := by
-  have h := hits_le_length_sub_distinct k P window
-  rw [window_length_distinct.1, window_length_distinct.2] at h
-  exact h
-
-/-- **The window's ceiling.** Every demand-fetch policy at every capacity, from an empty
-cache, has hit rate `hits / window.length` at most `windowCeilingNum / windowCeilingDen`. -/
-theorem window_hit_rate_le_ceiling (k : Nat) (P : Policy Nat) :
-    hits k P window * windowCeilingDen ≤ windowCeilingNum * window.length := by
-  apply hits_mul_le_of_ceiling_le
-  rw [window_length_distinct.1, window_length_distinct.2]
-  exact Nat.le_of_eq window_ceiling_fraction.1
-
-/-- Requests (lines) of the whole trace (counted by Python). -/
-def traceRequests : Nat := {whole.requests}
-
-/-- Block references of the whole trace (counted by Python, not by the kernel). -/
-def traceReferences : Nat := {whole.references}
-
-/-- Distinct blocks of the whole trace (counted by Python, not by the kernel). -/
-def traceDistinct : Nat := {whole.distinct}
-
-/-- Numerator of the whole trace's reduced hit-rate ceiling. -/
-def ceilingNum : Nat := {wc.numerator}
-
-/-- Denominator of the whole trace's reduced hit-rate ceiling. -/
-def ceilingDen : Nat := {wc.denominator}
-
-/-- The whole trace's hit-rate ceiling `(traceReferences - traceDistinct) / traceReferences`
-equals `ceilingNum / ceilingDen` (about {percent_str(wc)} %), and that fraction is reduced. -/
-theorem ceiling_fraction :
-    (traceReferences - traceDistinct) * ceilingDen = ceilingNum * traceReferences ∧
-      Nat.gcd ceilingNum ceilingDen = 1 := by
-  decide +kernel
-
-/-- On every stream with the whole trace's counts (the trace's block stream is one), every
-demand-fetch policy at every capacity, from an empty cache, has hit rate
-`hits / traceReferences` at most `ceilingNum / ceilingDen`. -/
-theorem hit_rate_le_ceiling (k : Nat) (P : Policy Nat) (r : List Nat)
-    (hlen : r.length = traceReferences) (hd : distinct r = traceDistinct) :
-    hits k P r * ceilingDen ≤ ceilingNum * r.length := by
-  apply hits_mul_le_of_ceiling_le
-  rw [hlen, hd]
-  exact Nat.le_of_eq ceiling_fraction.1
-
-end KVCache.Ceiling.Mooncake
-
-end
-"""
+    counts = counts_of_requests(reqs)
+    packing = packing_for(stream)
+    return render_template(
+        TEMPLATES, "Mooncake.lean.j2", name=name, sha256=sha256, first=first, last=last,
+        counts=counts, packing=packing, pages=_lean_pages(pack(stream, packing)),
+        ceiling=counts.ceiling, ceil_percent=percent_str(counts.ceiling),
+        whole_counts=whole, whole_ceiling=whole.ceiling,
+        whole_percent=percent_str(whole.ceiling))
 
 
-def lean_instance(path: Path, sha256: str, window: tuple[int, int] | None = None) -> str:
-    """The text of ``Proofs/Ceiling/Mooncake.lean`` for the trace at ``path`` and the lines
-    ``window`` (default :data:`CLAIM_WINDOW`)."""
+def lean_instance(trace: TraceRead, window: tuple[int, int] | None = None) -> str:
+    """The text of ``Proofs/Ceiling/Mooncake.lean`` for a trace read by :func:`read_trace`
+    and the lines ``window`` (default :data:`CLAIM_WINDOW`)."""
     first, last = window or CLAIM_WINDOW
-    reqs = window_requests(path, first, last)
-    whole = counts_of_requests(list(iter_requests(path)))
-    return window_module(reqs, Path(path).name, sha256, first, last, whole)
-
-
-def write_lean_instance(path: Path, out: Path) -> Path:
-    """Generate the window module for the trace at ``path`` at ``out`` (atomically)."""
-    text = lean_instance(Path(path), sha256_file(Path(path)))
-    atomic_write_bytes(Path(out), text.encode("utf-8"))
-    return Path(out)
-
-
-def check_lean_instance(path: Path, lean_file: Path) -> list[str]:
-    """Problems of the committed window module ``lean_file`` against the trace at ``path``:
-    empty when regenerating it gives identical bytes, else one message naming the first
-    differing line."""
-    lean_file = Path(lean_file)
-    if not lean_file.is_file():
-        return [f"{lean_file}: missing (generate it with "
-                "`python -m pytools.traces lean-instance`)"]
-    expected = lean_instance(Path(path), sha256_file(Path(path))).encode("utf-8")
-    actual = lean_file.read_bytes()
-    if actual == expected:
-        return []
-    exp_lines, act_lines = expected.splitlines(), actual.splitlines()
-    pairs = zip(act_lines, exp_lines, strict=False)
-    lineno = next((n for n, (a, b) in enumerate(pairs, start=1) if a != b),
-                  min(len(act_lines), len(exp_lines)) + 1)
-    return [f"{lean_file}: differs from the file generated from {path} at line {lineno} "
-            "(regenerate it with `python -m pytools.traces lean-instance`)"]
-
-
-# ----------------------------------------------------------------------------- figures
-
-
-def _count_row(stream: str, c: StreamCounts, computed_by: str, theorem: str | None
-               ) -> dict[str, object]:
-    return {
-        "stream": stream,
-        "requests": c.requests,
-        "references": c.references,
-        "distinct": c.distinct,
-        "ceiling_numerator": c.ceiling.numerator,
-        "ceiling_denominator": c.ceiling.denominator,
-        "ceiling_percent": percent_str(c.ceiling),
-        "computed_by": computed_by,
-        "theorem": theorem,
-    }
-
-
-def kernel_counts(root: Path, path: Path) -> list[dict[str, object]]:
-    """Who computed which counts: the claim's window, counted by the Lean kernel, after
-    checking that the committed module is exactly the one the trace at ``path`` gives (else
-    :class:`TraceError`: the Lean theorem would not speak for these figures); and the whole
-    trace, counted by Python only (see the module docstring for why)."""
-    problems = check_lean_instance(path, Path(root) / WINDOW_MODULE)
-    if problems:
-        raise TraceError("; ".join(problems))
-    first, last = CLAIM_WINDOW
-    window = counts_of_requests(window_requests(path, first, last))
-    whole = counts_of_requests(list(iter_requests(path)))
-    return [
-        _count_row(f"lines {first}-{last} of the trace", window,
-                   "Lean kernel: decide +kernel on KVCache.Ceiling.Packed.count "
-                   "(Proofs/Ceiling/Mooncake.lean)",
-                   "KVCache.Ceiling.Mooncake.window_length_distinct"),
-        _count_row("the whole trace", whole, "Python (pytools), from the hashed trace file; "
-                   "not computed by the Lean kernel", None),
-    ]
+    return window_module(trace.window(first, last), trace.name, trace.sha256, first, last,
+                         counts_of_requests(trace.requests))

@@ -12,10 +12,17 @@ from fractions import Fraction
 from pathlib import Path
 
 from pytools.paths import mooncake_trace, sha256_file
+from pytools.results.generated import Generated, regenerate_command
 from pytools.results.spec import Evidence, InputFile, ResultSpec, svg_and_csv
 
 from .curve import Curve
-from .lean_instance import kernel_counts
+from .lean_instance import (
+    WINDOW_MODULE,
+    StreamCounts,
+    counts_of_requests,
+    lean_instance,
+    read_trace,
+)
 from .output import write_outputs
 from .sweep import SweepRow, analysed, counts_from, sweep_capacities, sweep_outputs, sweep_rows
 from .trace import TRACE_INPUT_PATH, CeilingCounts, ScanSummary, TraceError, Window, percent_str
@@ -96,6 +103,9 @@ EVIDENCE_CAPACITIES: tuple[int, ...] = (1024, 16384, 65536)
 #: The window of the trace the public "19.645 %" claim is about (lines, 1-based inclusive).
 CLAIM_WINDOW = Window(1201, 2000)
 
+#: The same window as the lines of the generated module.
+CLAIM_LINES = (CLAIM_WINDOW.start, CLAIM_WINDOW.end)
+
 #: Capacities stated for the window: the one the claim cites for LRU (about 5.5 %), plus the
 #: window's number of distinct blocks.
 CLAIM_WINDOW_CAPACITIES: tuple[int, ...] = (1693,)
@@ -109,6 +119,56 @@ CURVE_METHOD = (
 
 
 # ----------------------------------------------------------------------------- evidence
+
+
+def window_file(trace: Path | None = None) -> Generated:
+    """The generated window module, from the trace at ``trace`` (default: the shared
+    Mooncake trace of the root it is generated under)."""
+    return Generated(
+        WINDOW_MODULE, regenerate_command(RESULT_ID),
+        lambda root: lean_instance(read_trace(trace or mooncake_trace(root)), CLAIM_LINES))
+
+
+#: The committed window module, generated from the shared trace.
+WINDOW_FILE = window_file()
+
+
+def _count_row(stream: str, c: StreamCounts, computed_by: str, theorem: str | None
+               ) -> dict[str, object]:
+    return {
+        "stream": stream,
+        "requests": c.requests,
+        "references": c.references,
+        "distinct": c.distinct,
+        "ceiling_numerator": c.ceiling.numerator,
+        "ceiling_denominator": c.ceiling.denominator,
+        "ceiling_percent": percent_str(c.ceiling),
+        "computed_by": computed_by,
+        "theorem": theorem,
+    }
+
+
+def kernel_counts(root: Path, path: Path) -> list[dict[str, object]]:
+    """Who computed which counts: the claim's window, counted by the Lean kernel, after
+    checking that the committed module is exactly the one the trace at ``path`` gives (else
+    :class:`TraceError`: the Lean theorem would not speak for these figures); and the whole
+    trace, counted by Python only (see :mod:`.lean_instance` for why). The trace is read
+    once, for the module and the counts."""
+    trace = read_trace(path)
+    problems = WINDOW_FILE.check(root, lean_instance(trace, CLAIM_LINES).encode("utf-8"))
+    if problems:
+        raise TraceError("; ".join(problems))
+    first, last = CLAIM_LINES
+    window = counts_of_requests(trace.window(first, last))
+    whole = counts_of_requests(trace.requests)
+    return [
+        _count_row(f"lines {first}-{last} of the trace", window,
+                   "Lean kernel: decide +kernel on KVCache.Ceiling.Packed.count "
+                   "(Proofs/Ceiling/Mooncake.lean)",
+                   "KVCache.Ceiling.Mooncake.window_length_distinct"),
+        _count_row("the whole trace", whole, "Python (pytools), from the hashed trace file; "
+                   "not computed by the Lean kernel", None),
+    ]
 
 
 def _row_dict(row: SweepRow, refs: int) -> dict[str, object]:
@@ -191,4 +251,5 @@ SPEC = ResultSpec(
     limits=RESULT_LIMITS,
     evidence=evidence,
     artifacts=artifacts,
+    generated=(WINDOW_FILE,),
 )

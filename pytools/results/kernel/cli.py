@@ -1,12 +1,10 @@
-"""``python -m pytools kernel``: the kernel reference's command line (the finite-check table,
-the workflow bench, the figures)."""
+"""``pytools kernel``: the kernel reference's command line (the workflow bench, the figures;
+the generated Lean files: ``pytools regenerate single-owner-kernel``)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from pathlib import Path
 
 import click
 
@@ -15,55 +13,21 @@ from pytools.paths import project_root
 from .model import KernelRefError
 
 
-def _write_or_check(target: Path, make: Callable[[], str], check: bool, command: str) -> None:
-    """Generate the text (any error before anything is written), then write it atomically or,
-    with ``check``, fail unless the file already holds exactly these bytes."""
-    from pytools.publish.canonical import atomic_write_bytes
-
-    try:
-        data = make().encode("utf-8")
-    except KernelRefError as exc:
-        raise click.ClickException(str(exc)) from exc
-    if check:
-        if not target.is_file() or target.read_bytes() != data:
-            raise click.ClickException(f"{target}: out of date (run `{command}`)")
-        click.echo(f"{target}: up to date")
-        return
-    atomic_write_bytes(target, data)
-    click.echo(f"wrote {target}")
-
-
 @click.group()
 def main() -> None:
     """The single-owner kernel's executable reference."""
 
 
 @main.command("lean-table")
-@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
-              help="Output file (default: Proofs/Kernel/Table.lean).")
 @click.option("--check", is_flag=True, help="Only check the committed file is up to date.")
-def lean_table_cmd(out: Path | None, check: bool) -> None:
-    """Write (or check) the finite-check table, Proofs/Kernel/Table.lean."""
-    from .table import TABLE_COMMAND, TABLE_LEAN, generate_table
+def lean_table_cmd(check: bool) -> None:
+    """Write (or check) the finite-check table, Proofs/Kernel/Table.lean: the command its
+    header names, kept as an alias of ``pytools regenerate single-owner-kernel``."""
+    from pytools.results.regenerate import regenerate_files
 
-    target = out if out is not None else project_root() / TABLE_LEAN
-    _write_or_check(target, generate_table, check, TABLE_COMMAND)
+    from .result import TABLE_FILE
 
-
-@main.command("lean-workflows")
-@click.option("--source", "source", type=click.Path(path_type=Path), default=None,
-              help="Workflow file (default: pytools/results/kernel/workflows.json).")
-@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
-              help="Output file (default: Proofs/Kernel/Workflows.lean).")
-@click.option("--check", is_flag=True, help="Only check the committed file is up to date.")
-def lean_workflows_cmd(source: Path | None, out: Path | None, check: bool) -> None:
-    """Write (or check) the workflow bench, Proofs/Kernel/Workflows.lean."""
-    from .workflows_lean import WORKFLOWS_COMMAND, WORKFLOWS_LEAN, generate_workflows
-
-    root = project_root()
-    target = out if out is not None else root / WORKFLOWS_LEAN
-    _write_or_check(target, lambda: generate_workflows(root, source), check,
-                    WORKFLOWS_COMMAND)
+    regenerate_files([TABLE_FILE], project_root(), check)
 
 
 @main.command("workflows")

@@ -7,17 +7,22 @@ from pathlib import Path
 from typing import Any
 
 from pytools.paths import sha256_file
+from pytools.results.generated import Generated, regenerate_command
 from pytools.results.spec import Evidence, InputFile, ResultSpec
 
 from .model import KernelRefError, StepFn
+from .table import TABLE_DOMAIN, TABLE_LEAN, build_table, generate_table, render, summarize
 from .workflows import (
     LEAN_NAMESPACE,
     WORKFLOWS_JSON,
+    Bench,
+    WorkflowRun,
     load_workflows,
-    run,
+    read_bench,
     theorem_names,
 )
-from .workflows_lean import WORKFLOWS_COMMAND, WORKFLOWS_LEAN, generate_workflows, render_theorem
+from .workflows_lean import WORKFLOWS_LEAN, generate_workflows, play_bench, render_theorem
+from .workflows_lean import render as render_bench
 
 #: Result id of the published result this module supplies evidence for.
 RESULT_ID = "single-owner-kernel"
@@ -92,18 +97,25 @@ THEOREMS: tuple[str, ...] = (
 # ---------------------------------------------------------------------------------------------
 
 
-def _committed(path: Path, command: str) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KernelRefError(f"{path}: cannot read the committed file ({exc}); run "
-                             f"`{command}`") from exc
+#: The generated workflow bench and finite-check table, each checked by Lean's kernel (the
+#: bench first: a bad workflow file stops the verb before the 5 s table is computed).
+WORKFLOWS_FILE = Generated(WORKFLOWS_LEAN, regenerate_command(RESULT_ID), generate_workflows,
+                           errors=(KernelRefError,))
+TABLE_FILE = Generated(TABLE_LEAN, regenerate_command(RESULT_ID), lambda _root: generate_table(),
+                       errors=(KernelRefError,))
 
 
-def _same(path: Path, committed: str, generated: str, command: str) -> None:
-    if committed != generated:
-        raise KernelRefError(f"{path}: differs from what the reference generates (run "
-                             f"`{command}`)")
+def _rows(bench: Bench, runs: list[WorkflowRun | None], lean: str) -> list[dict[str, Any]]:
+    rows = []
+    for wf, r in zip(bench.flows, runs, strict=True):
+        row: dict[str, Any] = {"name": wf.name, "family": wf.family, "steps": len(wf.actions)}
+        if r is None:
+            rows.append({**row, "refusals": None, "agree": False})
+            continue
+        stated = "\n" + "\n".join(render_theorem(bench.domain, r)) + "\n"
+        rows.append({**row, "refusals": r.refusals,
+                     "agree": r.agrees_with_file and stated in lean})
+    return rows
 
 
 def workflow_rows(root: Path, step_fn: StepFn | None = None) -> list[dict[str, Any]]:
@@ -111,20 +123,14 @@ def workflow_rows(root: Path, step_fn: StepFn | None = None) -> list[dict[str, A
     whether the run agrees with the workflow file (the refusals it states) and with the
     committed Lean bench (the workflow's theorem, text for text). A workflow the kernel makes
     impossible (an action finds no token or message) disagrees, with ``refusals`` None."""
-    dom, flows = load_workflows(root / WORKFLOWS_JSON)
-    lean = _committed(root / WORKFLOWS_LEAN, WORKFLOWS_COMMAND)
-    rows = []
-    for wf in flows:
-        row: dict[str, Any] = {"name": wf.name, "family": wf.family, "steps": len(wf.actions)}
-        try:
-            r = run(dom, wf, step_fn)
-        except KernelRefError:
-            rows.append({**row, "refusals": None, "agree": False})
-            continue
-        stated = "\n" + "\n".join(render_theorem(dom, r)) + "\n"
-        rows.append({**row, "refusals": r.refusals,
-                     "agree": r.agrees_with_file and stated in lean})
-    return rows
+    bench = read_bench(root / WORKFLOWS_JSON)
+    path = root / WORKFLOWS_LEAN
+    try:
+        lean = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KernelRefError(f"{path}: cannot read the committed file ({exc}); run "
+                             f"`{WORKFLOWS_FILE.command}`") from exc
+    return _rows(bench, play_bench(bench, step_fn), lean)
 
 
 def evidence(root: Path, step_fn: StepFn | None = None) -> Evidence:
@@ -132,20 +138,22 @@ def evidence(root: Path, step_fn: StepFn | None = None) -> Evidence:
 
     ``Proofs/Kernel/Table.lean`` and ``Proofs/Kernel/Workflows.lean`` are what Lean's kernel
     checked: each must be byte-identical to what the reference (or ``step_fn``, for planted
-    tests) generates now, and every workflow must agree with its file and its theorem.
+    tests) generates now, and every workflow must agree with its file and its theorem. The
+    workflow file is read once and each workflow played once.
     """
-    from .table import TABLE_COMMAND, TABLE_DOMAIN, TABLE_LEAN, build_table, render, summarize
-
-    table_path, bench_path = root / TABLE_LEAN, root / WORKFLOWS_LEAN
-    wf_path = root / WORKFLOWS_JSON
-    rows = workflow_rows(root, step_fn)
-    wf_dom, _ = load_workflows(wf_path)
-    _same(bench_path, _committed(bench_path, WORKFLOWS_COMMAND),
-          generate_workflows(root, step_fn=step_fn), WORKFLOWS_COMMAND)
+    bench = read_bench(root / WORKFLOWS_JSON)
+    runs = play_bench(bench, step_fn)
+    bench_text = render_bench(bench, runs)
     table = build_table(TABLE_DOMAIN, step_fn)
-    _same(table_path, _committed(table_path, TABLE_COMMAND), render(table), TABLE_COMMAND)
+    problems = [*WORKFLOWS_FILE.check(root, bench_text.encode("utf-8")),
+                *TABLE_FILE.check(root, render(table).encode("utf-8"))]
+    if problems:
+        raise KernelRefError("; ".join(problems))
+    # The committed bench is the text just generated: the rows compare against it.
+    rows = _rows(bench, runs, bench_text)
+    table_path, bench_path = root / TABLE_LEAN, root / WORKFLOWS_LEAN
     s = summarize(table)
-    dom = s.domain
+    dom, wf_dom = s.domain, bench.domain
     figures: dict[str, Any] = {
         "holders": dom.holders,
         "blocks": dom.blocks,
@@ -174,7 +182,7 @@ def evidence(root: Path, step_fn: StepFn | None = None) -> Evidence:
         inputs=(
             InputFile(TABLE_LEAN.as_posix(), sha256_file(table_path)),
             InputFile(WORKFLOWS_LEAN.as_posix(), sha256_file(bench_path)),
-            InputFile(WORKFLOWS_JSON.as_posix(), sha256_file(wf_path)),
+            InputFile(WORKFLOWS_JSON.as_posix(), bench.sha256),
         ),
         extra={"workflows": rows},
     )
@@ -187,4 +195,5 @@ SPEC = ResultSpec(
     theorems=THEOREMS,
     limits=RESULT_LIMITS,
     evidence=evidence,
+    generated=(WORKFLOWS_FILE, TABLE_FILE),
 )

@@ -20,6 +20,8 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytools.results.generated import render_template
+
 from .codes import (
     alphabet,
     candidates,
@@ -33,8 +35,12 @@ from .model import Domain, KernelRefError, KState, StepFn, initial_state, step
 
 #: The generated Lean module, relative to the repository root.
 TABLE_LEAN = Path("Proofs/Kernel/Table.lean")
-#: The command that regenerates it.
-TABLE_COMMAND = "python -m pytools kernel lean-table"
+#: The command the committed module's header prints: an alias of ``pytools regenerate
+#: single-owner-kernel``, kept until the next re-certification changes the header's text.
+TABLE_HEADER_COMMAND = "python -m pytools kernel lean-table"
+
+#: The folder of the module's template.
+TEMPLATES = Path(__file__).with_name("templates")
 
 #: The domain of the certified finite check: 3 holders, 1 block, epochs 0..3, generations
 #: 0..3, 5 tokens per block, epoch and generation (a block can be allocated and transferred
@@ -199,137 +205,31 @@ def chunks(table: Table) -> list[tuple[int, int, tuple[TableRow, ...]]]:
     return out
 
 
+def _lean_row(r: TableRow) -> str:
+    outs = ", ".join(_hex(o) for o in r.outs)
+    return f"⟨{r.code}, {_hex(r.groups)}, {_hex(r.others)}, [{outs}], {r.parent}, {r.via}⟩"
+
+
 def render(table: Table) -> str:
-    """The Lean text of a table (deterministic)."""
-    dom = table.domain
-    s = summarize(table)
-    out = [
-        "module",
-        "",
-        "public import Proofs.Kernel.Check",
-        "",
-        "-- GENERATED FILE, do not edit. Regenerate with",
-        f"--   {TABLE_COMMAND}",
-        "-- (rows run past 100 columns)",
-        "",
-        "/-!",
-        "# Single-owner state movement: the certified finite check",
-        "",
-        f"The domain: {dom.holders} holders, {dom.blocks} block, epochs 0..{dom.max_epoch}, "
-        f"generations 0..{dom.max_gen},",
-        f"{dom.max_seq} tokens per block, epoch and generation. The Python reference "
-        "(`pytools.results.kernel`)",
-        f"found {s.states:,} reachable kernel states; each has a row with the reference's "
-        f"answer to all {s.alphabet:,}",
-        f"requests of the domain's alphabet ({s.cases:,} cases) and the whole outcome of "
-        f"each of its candidates",
-        f"({s.candidate_cases:,} cases, {s.accepted:,} accepted). `table_passes` runs "
-        "`checkTable` in Lean's kernel, so:",
-        "",
-        "* `reachable_iff_listed`: the kernel states reachable by accepted requests are exactly "
-        "the",
-        "  listed ones (the table is a certified model check of the whole reachable set);",
-        "* `reachable_agrees_reference`: in every reachable state, Lean's `step` gives the "
-        "reference's",
-        "  answer to every request of the alphabet, and its whole outcome to every candidate.",
-        "-/",
-        "",
-        "@[expose] public section",
-        "",
-        "-- Measured: with parallel elaboration the registry Lean holds every chunk's kernel check",
-        "-- at once; one at a time bounds the memory by the largest chunk.",
-        "set_option Elab.async false",
-        "",
-        "namespace KVCache.Kernel.Table",
-        "",
-        f"/-- The domain: {dom.holders} holders, {dom.blocks} block, epochs 0..{dom.max_epoch}, "
-        f"generations 0..{dom.max_gen}, {dom.max_seq} tokens",
-        "per block, epoch and generation. -/",
-        f"def cfg : Config := ⟨{dom.holders}, {dom.blocks}, {dom.max_epoch}, {dom.max_gen}, "
-        f"{dom.max_seq}⟩",
-        "",
-        "/-- The number of state codes of the domain. -/",
-        f"def codes : Nat := {table.codes}",
-        "",
-        f"/-- The listed states: bit `c` set for the code `c` of each of the {s.states} "
-        "reachable states. -/",
-        f"def listed : Nat := {_hex(table.listed)}",
-        "",
-        "/-- The reference's digit strings of token groups (`Row.groups` indexes them). -/",
-        "def dict : List Nat := [",
-    ]
-    out += [f"  {_hex(d)}{',' if i + 1 < len(table.dictionary) else ''}"
-            for i, d in enumerate(table.dictionary)]
-    out += [
-        "]",
-        "",
-    ]
+    """The Lean text of a table (deterministic), from ``templates/Table.lean.j2``."""
     parts = chunks(table)
-    for k, (first, count, rows) in enumerate(parts):
-        out += [
-            "",
-            f"/-- The reference's rows for the codes {first}..{first + count - 1}. -/",
-            f"def rows_{k} : List Row := [",
-        ]
-        for i, r in enumerate(rows):
-            outs = ", ".join(_hex(o) for o in r.outs)
-            sep = "," if i + 1 < len(rows) else ""
-            out.append(f"  ⟨{r.code}, {_hex(r.groups)}, {_hex(r.others)}, [{outs}], "
-                       f"{r.parent}, {r.via}⟩{sep}")
-        out += [
-            "]",
-            "",
-            f"/-- The kernel checks the rows of the codes {first}..{first + count - 1}. -/",
-            f"theorem chunk_{k} : checkCodes cfg listed dict {count} {first} rows_{k} = true := by",
-            "  decide +kernel",
-        ]
-    out += [
-        "",
-        "-- noncomputable: compiling it needs `List.appendTR`, absent from the registry Lean.",
-        "/-- The reference's rows, one per listed code, in code order. -/",
-        "noncomputable def rows : List Row :=",
-        "  " + " ++ (".join(f"rows_{k}" for k in range(len(parts)))
-        + ")" * (len(parts) - 1),
-        "",
-        "/-- **The kernel checks the whole table**: every listed state's answers and candidates' "
-        "outcomes",
-        "agree with the reference, every accepted candidate leads to a listed state, and every "
-        "listed",
-        "state has a witness. -/",
-        "theorem table_passes : checkTable cfg listed codes dict rows = true :=",
-        "  checkTable_of_parts (by decide +kernel) (by decide +kernel) (by decide +kernel)",
-    ]
-    # checkCodes_append n₁ n₂ c rows₁ rows₂, nested right to left
-    expr = f"chunk_{len(parts) - 1}"
+
+    def appended(k: int) -> str:
+        """``rows_k ++ (rows_k+1 ++ (... rows_last))``: the chunks from ``k`` on."""
+        return " ++ (".join(f"rows_{j}" for j in range(k, len(parts))) \
+            + ")" * (len(parts) - k - 1)
+
+    # checkCodes_append n₁ n₂ c rows₁ rows₂ chunk₁ chunk₂, nested right to left
+    proof = f"chunk_{len(parts) - 1}"
     for k in reversed(range(len(parts) - 1)):
         first, count, _ = parts[k]
         rest = table.codes - first - count
-        tail = " ++ (".join(f"rows_{j}" for j in range(k + 1, len(parts))) \
-            + ")" * (len(parts) - k - 2)
-        expr = (f"(checkCodes_append {count} {rest} {first} rows_{k} ({tail})\n"
-                f"      chunk_{k} {expr})")
-    out += [f"    {expr}", ""]
-    out += [
-        "/-- **The reachable kernel states of the domain are exactly the listed ones.** -/",
-        "theorem reachable_iff_listed (k : Kern) :",
-        "    KReach cfg k ↔ Nat.testBit listed (encKern cfg k) = true ∧ "
-        "decKern cfg (encKern cfg k) = k :=",
-        "  kreach_iff_listed table_passes k",
-        "",
-        "/-- **In every reachable state of the domain, Lean's `step` agrees with the reference** "
-        "on every",
-        "request of the alphabet, and on the whole outcome of every candidate. -/",
-        "theorem reachable_agrees_reference {k : Kern} (hk : KReach cfg k) :",
-        "    ∃ row ∈ rows, row.code = encKern cfg k ∧ answers cfg k = row.expected cfg dict ∧",
-        "      (candidates cfg k).map (outCode cfg k) = row.outs :=",
-        "  reachable_agrees table_passes hk",
-        "",
-        "end KVCache.Kernel.Table",
-        "",
-        "end",
-        "",
-    ]
-    return "\n".join(out)
+        proof = (f"(checkCodes_append {count} {rest} {first} rows_{k} ({appended(k + 1)})\n"
+                 f"      chunk_{k} {proof})")
+    return render_template(
+        TEMPLATES, "Table.lean.j2", header_command=TABLE_HEADER_COMMAND, dom=table.domain,
+        s=summarize(table), table=table, chunks=parts, hex=_hex, lean_row=_lean_row,
+        appended=appended, chunks_proof=proof)
 
 
 def generate_table(dom: Domain = TABLE_DOMAIN, step_fn: StepFn | None = None) -> str:

@@ -9,6 +9,7 @@ result's theorem list both use it).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,14 +107,37 @@ def _workflow(path: Path, i: int, w: Any) -> Workflow:
                     str(path))
 
 
-def load_workflows(path: Path) -> tuple[Domain, list[Workflow]]:
-    """Read and check a workflow file; a bad file is a :class:`KernelRefError` naming it."""
+@dataclass(frozen=True)
+class Bench:
+    """A workflow file read once: its domain, its workflows and the SHA-256 of its bytes."""
+
+    path: Path
+    domain: Domain
+    flows: tuple[Workflow, ...]
+    sha256: str
+
+
+def read_bench(path: Path) -> Bench:
+    """Read, hash and check a workflow file; a bad file is a :class:`KernelRefError` naming
+    it."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        data = json.loads(raw.decode("utf-8"))
     except FileNotFoundError as exc:
         raise KernelRefError(f"{path}: file not found") from exc
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise KernelRefError(f"{path}: cannot read JSON: {exc}") from exc
+    dom, flows = _parse(path, data)
+    return Bench(path, dom, tuple(flows), hashlib.sha256(raw).hexdigest())
+
+
+def load_workflows(path: Path) -> tuple[Domain, list[Workflow]]:
+    """The domain and workflows of a workflow file (see :func:`read_bench`)."""
+    bench = read_bench(path)
+    return bench.domain, list(bench.flows)
+
+
+def _parse(path: Path, data: Any) -> tuple[Domain, list[Workflow]]:
     if not isinstance(data, dict) or set(data) != {"domain", "workflows"}:
         raise KernelRefError(f"{path}: not a workflow file (want exactly the keys 'domain' "
                              "and 'workflows')")
@@ -133,12 +157,23 @@ def load_workflows(path: Path) -> tuple[Domain, list[Workflow]]:
     return dom, flows
 
 
-def run(dom: Domain, wf: Workflow, step_fn: StepFn | None = None) -> WorkflowRun:
-    """Play one workflow (with the reference's kernel, or ``step_fn``); an impossible action
-    is a :class:`KernelRefError` naming the file and the workflow."""
+def play(dom: Domain, wf: Workflow, step_fn: StepFn | None = None) -> WorkflowRun | None:
+    """Play one workflow (with the reference's kernel, or ``step_fn``); None when an action
+    is impossible (no such token or message, or the wrong kind)."""
     log: list[Event] = []
     res = run_workflow(dom, [list(a) for a in wf.actions], log, step_fn)
-    if res is None:
-        raise KernelRefError(f"{wf.source or 'workflows'}: workflow {wf.name}: an action is "
-                             "impossible (no such token or message, or the wrong kind)")
-    return WorkflowRun(wf, res[0], res[1], tuple(log))
+    return None if res is None else WorkflowRun(wf, res[0], res[1], tuple(log))
+
+
+def impossible(wf: Workflow) -> KernelRefError:
+    """The error of a workflow with an impossible action, naming the file and the workflow."""
+    return KernelRefError(f"{wf.source or 'workflows'}: workflow {wf.name}: an action is "
+                          "impossible (no such token or message, or the wrong kind)")
+
+
+def run(dom: Domain, wf: Workflow, step_fn: StepFn | None = None) -> WorkflowRun:
+    """:func:`play`, with an impossible action a :class:`KernelRefError` (:func:`impossible`)."""
+    played = play(dom, wf, step_fn)
+    if played is None:
+        raise impossible(wf)
+    return played

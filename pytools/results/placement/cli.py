@@ -1,4 +1,5 @@
-"""``python -m pytools placement``: solve the committed instance, regenerate it, run the sweep."""
+"""``pytools placement``: solve the committed instance, run the sweep, print the evidence (the
+generated instance and Lean block: ``pytools regenerate pooled-placement``)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,7 @@ import click
 
 from pytools.paths import project_root, sha256_file
 
-from .instance import (
-    INSTANCE_PARAMS,
-    INSTANCE_PATH,
-    PlacementError,
-    check_instance_generated,
-    generate_instance,
-    load_instance,
-    write_instance,
-)
-from .lean_instance import LEAN_FILE, check_lean_block, write_lean_block
+from .instance import INSTANCE_PATH, PlacementError, load_instance
 from .result import evidence
 from .solver import certify_instance
 from .sweep import SWEEP_PARAMS, sweep, sweep_table, write_sweep
@@ -55,45 +47,6 @@ def solve_cmd(root: Path, instance: Path | None) -> None:
     click.echo(json.dumps(cert.figures, indent=2, sort_keys=True))
     click.echo(f"solve time (not a figure): pooled {cert.pooled_seconds:.3f} s, "
                f"per-instance {cert.per_instance_seconds:.3f} s")
-
-
-@main.command("generate")
-@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Where to write (default: the committed instance path).")
-@click.option("--check", is_flag=True, help="Only check the file matches the generator.")
-@click.pass_obj
-def generate_cmd(root: Path, out: Path | None, check: bool) -> None:
-    """(Re)generate the committed instance from INSTANCE_PARAMS, or check it."""
-    path = out or (root / INSTANCE_PATH)
-    try:
-        if check:
-            check_instance_generated(path)
-            click.echo(f"{path}: matches generate_instance({INSTANCE_PARAMS})")
-            return
-        write_instance(path, generate_instance(**INSTANCE_PARAMS))
-    except PlacementError as exc:
-        raise click.ClickException(str(exc)) from None
-    click.echo(f"wrote {path}  sha256 {sha256_file(path)}")
-
-
-@main.command("lean-block")
-@click.option("--check", is_flag=True, help="Only check the Lean file carries the block.")
-@click.pass_obj
-def lean_block_cmd(root: Path, check: bool) -> None:
-    """(Re)write the generated instance block of Proofs/Placement/Farthest.lean, or check it."""
-    path = root / LEAN_FILE
-    try:
-        inst = check_instance_generated(root / INSTANCE_PATH)
-        if check:
-            problems = check_lean_block(inst, path)
-            if problems:
-                raise click.ClickException("; ".join(problems))
-            click.echo(f"{path}: its generated block matches {INSTANCE_PATH}")
-            return
-        write_lean_block(inst, path)
-    except PlacementError as exc:
-        raise click.ClickException(str(exc)) from None
-    click.echo(f"wrote the generated block of {path}  sha256 {sha256_file(path)}")
 
 
 @main.command("sweep")

@@ -5,8 +5,8 @@ generated deterministically from a seed, written and read as canonical JSON.
 Zipf-like request stream, a random cache-unaware routing, a pooled capacity equal to the
 largest "live" working set — blocks already seen and needed again — and the same total
 memory split evenly across the hosts). The committed instance ``data/placement/instance.json``
-is its output for :data:`INSTANCE_PARAMS`; the file records those parameters and
-:func:`check_instance_generated` regenerates it byte for byte.
+is its output for :data:`INSTANCE_PARAMS`, a generated file of the result
+(:data:`.result.INSTANCE_FILE`): the evidence regenerates it byte for byte.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from pytools.files import atomic_write_bytes
 
 #: The committed instance, relative to the repository root.
 INSTANCE_PATH = Path("data/placement/instance.json")
@@ -163,11 +161,6 @@ def instance_bytes(inst: Instance) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def write_instance(path: Path, inst: Instance) -> None:
-    """Write an instance file atomically (temp file, then ``os.replace``)."""
-    atomic_write_bytes(path, instance_bytes(inst))
-
-
 def _int(value: Any, where: str, lo: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < lo:
         raise PlacementError(f"{where}: expected an integer >= {lo}, got {value!r}")
@@ -243,22 +236,3 @@ def load_instance(path: Path) -> Instance:
     except json.JSONDecodeError as exc:
         raise PlacementError(f"{path}: not valid JSON ({exc})") from None
     return parse_instance(doc, str(path))
-
-
-def check_instance_generated(path: Path) -> Instance:
-    """Check that an instance file is exactly what its recorded generator parameters give.
-
-    Catches a hand-edited (tampered) instance: any changed request, size or capacity.
-    """
-    inst = load_instance(path)
-    keys = {"seed", "hosts", "blocks", "requests"}
-    if set(inst.generator) != keys:
-        raise PlacementError(f"{path}: generator must have exactly the keys {sorted(keys)}")
-    expected = instance_bytes(generate_instance(**inst.generator))
-    actual = Path(path).read_bytes()
-    if actual != expected:
-        raise PlacementError(
-            f"{path}: does not match generate_instance({inst.generator}); the file was edited "
-            "or the generator changed"
-        )
-    return inst

@@ -3,9 +3,9 @@ sizes, routed trace, pooled capacity) and the misses of its pooled farthest-next
 
 The Lean kernel recomputes those misses from the same data (``instance_farthest_misses``)
 and proves them equal to the wall, so the number written here is checked by Lean, not
-trusted. This module writes the block from ``data/placement/instance.json`` and checks that
-the committed Lean file carries exactly that block, so the Lean data is tied to the
-instance file's SHA-256 that the certificate records.
+trusted. This module gives the block from ``data/placement/instance.json``; the Lean file is a
+generated file of the result (:data:`.result.FARTHEST_FILE`), checked to carry exactly that
+block, so the Lean data is tied to the instance file's SHA-256 that the certificate records.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytools.publish.canonical import atomic_write_bytes
-
-from .instance import Instance, PlacementError
+from .instance import INSTANCE_PATH, Instance, PlacementError, load_instance
 from .solver import check_schedule, simulate_farthest
 
 #: The Lean module holding the generated block, relative to the repository root.
@@ -80,30 +78,9 @@ def _split(text: str, where: Path) -> tuple[str, str, str]:
     return text[:start], text[start:stop], text[stop:]
 
 
-def write_lean_block(inst: Instance, lean_file: Path) -> Path:
-    """Replace the generated block of ``lean_file`` with the one of ``inst`` (atomically)."""
-    lean_file = Path(lean_file)
+def lean_file_text(root: Path) -> str:
+    """The text ``Proofs/Placement/Farthest.lean`` must hold under ``root``: the committed
+    file with its generated block replaced by the one of the committed instance file."""
+    lean_file = Path(root) / LEAN_FILE
     before, _, after = _split(lean_file.read_text(encoding="utf-8"), lean_file)
-    atomic_write_bytes(lean_file, (before + lean_block(inst) + after).encode("utf-8"))
-    return lean_file
-
-
-def check_lean_block(inst: Instance, lean_file: Path) -> list[str]:
-    """Problems of the committed block against ``inst``: empty when it is exactly
-    :func:`lean_block`, else one message naming the file and the first differing line."""
-    lean_file = Path(lean_file)
-    if not lean_file.is_file():
-        return [f"{lean_file}: missing"]
-    try:
-        before, block, _ = _split(lean_file.read_text(encoding="utf-8"), lean_file)
-    except PlacementError as exc:
-        return [str(exc)]
-    expected = lean_block(inst)
-    if block == expected:
-        return []
-    first = before.count("\n") + 1
-    pairs = zip(block.splitlines(), expected.splitlines(), strict=False)
-    offset = next((n for n, (a, b) in enumerate(pairs) if a != b),
-                  min(len(block.splitlines()), len(expected.splitlines())))
-    return [f"{lean_file}: generated block differs from data/placement/instance.json at line "
-            f"{first + offset} (regenerate it with `python -m pytools placement lean-block`)"]
+    return before + lean_block(load_instance(Path(root) / INSTANCE_PATH)) + after

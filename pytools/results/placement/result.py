@@ -22,10 +22,19 @@ from pathlib import Path
 from typing import Any
 
 from pytools.paths import sha256_file
+from pytools.results.generated import Generated, regenerate_command
 from pytools.results.spec import Evidence, InputFile, ResultSpec, svg_and_csv
 
-from .instance import INSTANCE_PATH, Instance, PlacementError, check_instance_generated
-from .lean_instance import LEAN_FILE, check_lean_block, farthest_misses
+from .instance import (
+    INSTANCE_PARAMS,
+    INSTANCE_PATH,
+    Instance,
+    PlacementError,
+    generate_instance,
+    instance_bytes,
+    load_instance,
+)
+from .lean_instance import LEAN_FILE, farthest_misses, lean_file_text
 from .solver import certify_instance
 from .sweep import SWEEP_PARAMS, sweep, write_sweep
 
@@ -86,11 +95,29 @@ RESULT_LIMITS: tuple[str, ...] = (
 
 # --------------------------------------------------------------------------- evidence
 
+#: The committed instance (generated from :data:`INSTANCE_PARAMS`), then the Lean block
+#: generated from it: regenerated in this order.
+INSTANCE_FILE = Generated(
+    INSTANCE_PATH, regenerate_command(RESULT_ID),
+    lambda _root: instance_bytes(generate_instance(**INSTANCE_PARAMS)), errors=(PlacementError,))
+FARTHEST_FILE = Generated(LEAN_FILE, regenerate_command(RESULT_ID), lean_file_text,
+                          errors=(PlacementError, OSError, ValueError))
+
+
+def _checked(root: Path, generated: Generated) -> None:
+    """Raise :class:`PlacementError` unless the committed ``generated`` file is up to date
+    (the figures would not be the committed files')."""
+    problems = generated.check(root)
+    if problems:
+        raise PlacementError("; ".join(problems))
+
 
 def evidence(root: Path) -> Evidence:
-    """Figures of the result ``pooled-placement``, from the committed instance file."""
+    """Figures of the result ``pooled-placement``, from the committed instance file (which
+    must be exactly the generator's output: a hand-edited instance is refused)."""
     path = Path(root) / INSTANCE_PATH
-    inst = check_instance_generated(path)
+    _checked(root, INSTANCE_FILE)
+    inst = load_instance(path)
     cert = certify_instance(inst)
     figures = dict(cert.figures)
     figures["kernel_counts"] = kernel_counts(root, inst, cert.figures)
@@ -110,9 +137,7 @@ def kernel_counts(root: Path, inst: Instance, solver_figures: dict[str, Any]) ->
     from the instance file, or when the farthest-next-use misses, the wall and the solver's
     optimum are not one number (the Lean theorem would then not speak for this certificate).
     """
-    problems = check_lean_block(inst, Path(root) / LEAN_FILE)
-    if problems:
-        raise PlacementError("; ".join(problems))
+    _checked(root, FARTHEST_FILE)
     misses = farthest_misses(inst)
     if not misses == solver_figures["wall"] == solver_figures["objective"]:
         raise PlacementError(
@@ -160,5 +185,6 @@ SPEC = ResultSpec(
     theorems=THEOREMS,
     limits=RESULT_LIMITS,
     evidence=evidence,
+    generated=(INSTANCE_FILE, FARTHEST_FILE),
     artifacts=artifacts,
 )
