@@ -19,7 +19,6 @@ from pytools.paths import project_root
 LAZY_COMMANDS: dict[str, str] = {
     "audit": "pytools.lean.audit.cli:main",
     "certify": "pytools.publish.certify:main",
-    "review-statements": "pytools.publish.review:main",
     "verify": "pytools.publish.verify:main",
     "keygen": "pytools.publish.keys:keygen",
     "site": "pytools.publish.site.page:main",
@@ -102,3 +101,42 @@ def build_command(lean: str | None, jobs: int | None, no_lake: bool) -> None:
         raise click.ClickException(str(exc)) from exc
     report(result)
     sys.exit(0 if result.ok else 1)
+
+
+@cli.command("review-statements")
+@click.option("--accept", is_flag=True,
+              help="Rewrite reviewed/statements.json from the library as built now.")
+@lean_option
+def review_statements_command(accept: bool, lean: str | None) -> None:
+    """Compare (or, with --accept, record) the published theorems' statements."""
+    # Imported here: the solver-backed results load only for this command. The published
+    # theorems come from the results; the lean layer below does not know them.
+    from pytools.lean.audit import AuditError, reviewed
+    from pytools.lean.olean import OleanError
+    from pytools.lean.review import review_statements
+    from pytools.results.registry import published_theorems
+
+    root = project_root()
+    theorems = published_theorems()
+    try:
+        outcome = review_statements(root, find_toolchain(lean, root), theorems, accept=accept,
+                                    say=click.echo)
+    except (ToolchainError, BuildError, AuditError, OleanError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    if not outcome.built:
+        raise click.ClickException("the library does not build")
+    for finding in outcome.findings:
+        click.echo(f"FINDING: {finding}", err=True)
+    if outcome.written:
+        click.echo(f"wrote {reviewed.REVIEWED_FILE}: {len(theorems)} statements; review the "
+                   "diff (git diff) before committing it")
+        return
+    if accept:
+        click.echo(f"review-statements FAILED: {len(outcome.findings)} audit finding(s); "
+                   f"{reviewed.REVIEWED_FILE} not written", err=True)
+        sys.exit(1)
+    for problem in outcome.differences:
+        click.echo(problem, err=True)
+    click.echo(f"{len(theorems)} published statements; {len(outcome.differences)} differences; "
+               f"{len(outcome.findings)} audit findings")
+    sys.exit(0 if outcome.ok else 1)

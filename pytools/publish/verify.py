@@ -502,7 +502,8 @@ def main(files: tuple[Path, ...], manifest_path: Path | None, pin: str | None,
     if rebuild and "error" not in report["manifest"]:
         from .rebuild import rebuild_report
 
-        outcome = rebuild_report(path, project_root(), lean)
+        outcome = rebuild_report(path, project_root(), lean,
+                                 say=lambda line: click.echo(line, err=True))
         report["rebuild"] = outcome
         if not outcome["green"]:
             status = max(status, 1)
