@@ -19,7 +19,7 @@ from pytools.paths import project_root
 LAZY_COMMANDS: dict[str, str] = {
     "audit": "pytools.lean.audit.cli:main",
     "certify": "pytools.publish.certify:main",
-    "verify": "pytools.publish.verify:main",
+    "verify": "pytools.verify:main",
     "keygen": "pytools.publish.keys:keygen",
     "site": "pytools.publish.site.page:main",
     "traces": "pytools.results.ceiling.cli:main",

@@ -35,6 +35,7 @@
     li.appendChild(strong);
     li.appendChild(document.createTextNode(r.slice(code.length)));
     li.className = "reason r-" + code;
+    li.title = PCV.meaning(code);
     return li;
   }
   function show(state, name, v, anchorText) {
