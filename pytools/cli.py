@@ -22,11 +22,17 @@ LAZY_COMMANDS: dict[str, str] = {
     "verify": "pytools.verify:main",
     "keygen": "pytools.publish.keys:keygen",
     "site": "pytools.publish.site.page:main",
-    "traces": "pytools.results.ceiling.cli:main",
+    "ceiling": "pytools.results.ceiling.cli:main",
     "kernel": "pytools.results.kernel.cli:main",
     "placement": "pytools.results.placement.cli:main",
     "leak": "pytools.results.leak.cli:main",
     "admission": "pytools.admission.cli:main",
+}
+
+
+#: Old command names still accepted, never listed: alias -> command.
+HIDDEN_ALIASES: dict[str, str] = {
+    "traces": "ceiling",  # the ceiling's command before it took its result's name
 }
 
 
@@ -37,6 +43,7 @@ class LazyGroup(click.Group):
         return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd_name = HIDDEN_ALIASES.get(cmd_name, cmd_name)
         target = LAZY_COMMANDS.get(cmd_name)
         if target is None:
             return super().get_command(ctx, cmd_name)

@@ -313,7 +313,7 @@ def test_real_library_has_no_finding_and_readable_statements() -> None:
     root = Path(__file__).parent.parent
     build = root / ".lake" / "build" / "lib" / "lean"
     if not (build / "Proofs.olean").is_file():
-        pytest.skip("the library is not built (run `python -m pytools build`)")
+        pytest.skip("the library is not built (run `pytools build`)")
     library = discover(root)
     theorems = published_theorems()
     sources = [(rel, root / rel) for rel in library_files(root, library)]

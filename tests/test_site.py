@@ -264,7 +264,7 @@ def test_missing_manifest_cli_error(tmp_path: Path) -> None:
     proc = _site_cli("--root", str(tmp_path), "--out", str(tmp_path / "s"))
     assert proc.returncode == 1
     assert "MANIFEST.json: no such file" in proc.stderr
-    assert "run python -m pytools.certify" in proc.stderr
+    assert "run pytools certify" in proc.stderr
     assert not (tmp_path / "s").exists()
 
 

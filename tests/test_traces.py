@@ -374,7 +374,7 @@ def test_shared_trace_figures_against_an_independent_recount() -> None:
 
 @needs_trace
 def test_lean_instance_is_regenerated_identically() -> None:
-    assert LEAN_INSTANCE.is_file(), f"{LEAN_INSTANCE} missing: run python -m pytools.traces " \
+    assert LEAN_INSTANCE.is_file(), f"{LEAN_INSTANCE} missing: run pytools ceiling " \
         "lean-instance ../shared/data/mooncake/conversation_trace.jsonl"
     assert check_lean_instance(TRACE, LEAN_INSTANCE) == []
 

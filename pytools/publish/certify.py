@@ -1,4 +1,4 @@
-"""``python -m pytools.certify``: build, audit, and publish hashed certificates.
+"""``pytools certify``: build, audit, and publish hashed certificates.
 
 One run: build the library (:mod:`pytools.lean.build`), enumerate and audit every declaration
 from the compiled ``.olean`` files (:mod:`pytools.lean.audit`), compute each published

@@ -239,7 +239,7 @@ def main(out: Path | None, manifest_path: Path | None, root: Path | None, recomp
     except (SiteError, KeyFileError) as exc:
         hint = ""
         if "MANIFEST.json: no such file" in str(exc):
-            hint = " (run python -m pytools.certify first)"
+            hint = " (run pytools certify first)"
         click.echo(f"error: {exc}{hint}", err=True)
         sys.exit(1)
     click.echo(f"wrote {index}")

@@ -1,4 +1,4 @@
-"""``python -m pytools.traces``: the ceiling, policy simulations, exact all-capacity curves,
+"""``pytools ceiling``: the ceiling, policy simulations, exact all-capacity curves,
 sweeps, sharded and sampled analyses, and the Lean instance of a trace file.
 
 Every command prints the input's path and SHA-256 first; a bad input ends in one line naming

@@ -1,4 +1,4 @@
-"""``python -m pytools placement``: solve the committed instance, regenerate it, run the sweep."""
+"""``pytools placement``: solve the committed instance, regenerate it, run the sweep."""
 
 from __future__ import annotations
 
