@@ -1,4 +1,5 @@
-"""Verify's reason codes have one table (:mod:`pytools.publish.codes`): every code the
+"""Verify's reason codes have one table (``pytools/publish/verify_codes.json``, read by
+:mod:`pytools.publish.codes`): every code the
 command-line verifier, the anchor checks and the page's verifier give is in it, each is given
 by both verifiers, and no other file keeps a list of codes of its own (a second table that
 could drift). The page's side (the table embedded, its verdicts read from it) is tested in
@@ -6,6 +7,7 @@ tests/test_site.py."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -20,7 +22,8 @@ PUBLISH = ROOT / "pytools" / "publish"
 PYTHON_SOURCES = (PUBLISH / "verify.py", PUBLISH / "anchor.py", PUBLISH / "attest.py")
 JS_SOURCE = PUBLISH / "site" / "templates" / "verifier.js"
 #: Files that read codes and must not list them (the CLI, the page's panel).
-READERS = (ROOT / "pytools" / "verify.py", PUBLISH / "site" / "templates" / "panel.js")
+READERS = (ROOT / "pytools" / "verify.py", PUBLISH / "codes.py",
+           PUBLISH / "site" / "templates" / "panel.js")
 
 #: A reason given in a string: ``"code: ..."`` (Python f-strings and JS literals alike).
 _GIVEN = re.compile(r"""(?<![\w-])[fr]?["']([a-z]+(?:-[a-z]+)*): """)
@@ -51,6 +54,16 @@ def test_table_is_well_formed() -> None:
     anchors = [c.scope == "anchor" for c in codes.TABLE]
     assert anchors == sorted(anchors, reverse=True)  # anchor codes first, as reported
     assert set(codes.REASON_CODES) == codes.RED_CODES | codes.OK_CODES | codes.NOTE_CODES
+
+
+def test_a_bad_table_is_refused_naming_the_file() -> None:
+    """Planted: an unknown verdict, a repeated code, a table without ``codes``."""
+    row = {"code": "x-y", "verdict": "red", "scope": "file", "meaning": "M."}
+    assert codes.parse_table(json.dumps({"codes": [row]}))[0].code == "x-y"
+    for bad in ({"codes": [dict(row, verdict="amber")]}, {"codes": [row, row]}, {"rows": []},
+                {"codes": [dict(row, colour="red")]}):
+        with pytest.raises(ValueError, match=codes.TABLE_FILE):
+            codes.parse_table(json.dumps(bad))
 
 
 def test_every_code_given_is_in_the_table_and_given_by_both_verifiers() -> None:

@@ -10,7 +10,7 @@ var PCV = (function () {
   var MAX_DEPTH = 500; /* pytools.publish.verify.MAX_DEPTH: deepest nesting of arrays and objects */
   var SUPPORTED = ["2"];
   var MAX_SCHEMA_REASONS = 5;
-  /* The reason codes: the one table (pytools/publish/codes.py), embedded here by the site
+  /* The reason codes: the one table (pytools/publish/verify_codes.json), embedded by the site
    * builder (pytools.publish.site.page.verifier_script); no code's colour is written here. */
   var CODES = /*@reason-codes@*/null;
   if (!Array.isArray(CODES)) throw new Error("verifier.js: the reason-code table is not embedded");
