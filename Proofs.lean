@@ -38,7 +38,10 @@ The library's root: importing `Proofs` brings every published result.
   reachable states; `Proofs.Kernel.Table` — that table for one finite domain, checked against
   an independent reference; `Proofs.Kernel.Workflows` — 29 named workflows on both.
 * `Proofs.Placement.Wall` — misses ≥ distinct blocks for every routing and policy; a pooled
-  cache reaches the wall, per-instance caches cannot when blocks are shared.
+  cache reaches the wall, per-instance caches cannot when blocks are shared;
+  `Proofs.Placement.Farthest` — farthest-next-use with page sizes is a demand-fetch policy that
+  fits its capacity, and on the committed instance, below the pages the wall needs, the kernel
+  runs it and counts the wall's misses (optimal there).
 * `Proofs.Leak.Salted` — a prefix cache keyed by (salt, block) with a keyed salt bound at
   admission: zero cross-tenant leak for every history, full own reuse, T copies of a shared
   prefix; an exact design of the isolation floor; unsalted or client-chosen salts leak.

@@ -2,7 +2,7 @@ import Lake
 open Lake DSL
 
 /-! Lake configuration for proof engineers with elan (`lake build`). CI here has no lake;
-`python -m pytools build` compiles the same modules in the same order (see README).
+`pytools build` compiles the same modules in the same order (see README).
 
 Every library file is a `module` (the module system). Since Lean v4.27.0 that needs no option:
 `experimental.module` became a no-op (leanprover/lean4#11637), so the pinned v4.28.0 needs

@@ -11,7 +11,7 @@ The pipeline, in order, one package a stage:
   the offline verifier, and the static page.
 
 Beside them, :mod:`pytools.admission` is the admission proxy that closes the tenant leak: it
-binds a keyed cache salt per tenant in front of a vLLM server (``python -m pytools.admission``).
+binds a keyed cache salt per tenant in front of a vLLM server (``pytools admission``).
 Below them all, :mod:`pytools.files` (the atomic write) and :mod:`pytools.paths` import nothing
 of the project; no package imports a later stage (``tests/test_layout.py``).
 

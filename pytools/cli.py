@@ -25,16 +25,21 @@ from pytools.paths import project_root
 LAZY_COMMANDS: dict[str, str] = {
     "audit": "pytools.lean.audit.cli:main",
     "certify": "pytools.publish.certify:main",
-    "review-statements": "pytools.publish.review:main",
-    "verify": "pytools.publish.verify:main",
+    "verify": "pytools.verify:main",
     "keygen": "pytools.publish.keys:keygen",
     "site": "pytools.publish.site.page:main",
     "regenerate": "pytools.results.regenerate:main",
-    "traces": "pytools.results.ceiling.cli:main",
+    "ceiling": "pytools.results.ceiling.cli:main",
     "kernel": "pytools.results.kernel.cli:main",
     "placement": "pytools.results.placement.cli:main",
     "leak": "pytools.results.leak.cli:main",
     "admission": "pytools.admission.cli:main",
+}
+
+
+#: Old command names still accepted, never listed: alias -> command.
+HIDDEN_ALIASES: dict[str, str] = {
+    "traces": "ceiling",  # the ceiling's command before it took its result's name
 }
 
 
@@ -45,6 +50,7 @@ class LazyGroup(click.Group):
         return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd_name = HIDDEN_ALIASES.get(cmd_name, cmd_name)
         target = LAZY_COMMANDS.get(cmd_name)
         if target is None:
             return super().get_command(ctx, cmd_name)
@@ -115,3 +121,42 @@ def build_command(lean: str | None, jobs: int | None, no_lake: bool) -> None:
         raise click.ClickException(str(exc)) from exc
     report(result)
     sys.exit(0 if result.ok else 1)
+
+
+@cli.command("review-statements")
+@click.option("--accept", is_flag=True,
+              help="Rewrite reviewed/statements.json from the library as built now.")
+@lean_option
+def review_statements_command(accept: bool, lean: str | None) -> None:
+    """Compare (or, with --accept, record) the published theorems' statements."""
+    # Imported here: the solver-backed results load only for this command. The published
+    # theorems come from the results; the lean layer below does not know them.
+    from pytools.lean.audit import AuditError, reviewed
+    from pytools.lean.olean import OleanError
+    from pytools.lean.review import review_statements
+    from pytools.results.registry import published_theorems
+
+    root = project_root()
+    theorems = published_theorems()
+    try:
+        outcome = review_statements(root, find_toolchain(lean, root), theorems, accept=accept,
+                                    say=click.echo)
+    except (ToolchainError, BuildError, AuditError, OleanError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    if not outcome.built:
+        raise click.ClickException("the library does not build")
+    for finding in outcome.findings:
+        click.echo(f"FINDING: {finding}", err=True)
+    if outcome.written:
+        click.echo(f"wrote {reviewed.REVIEWED_FILE}: {len(theorems)} statements; review the "
+                   "diff (git diff) before committing it")
+        return
+    if accept:
+        click.echo(f"review-statements FAILED: {len(outcome.findings)} audit finding(s); "
+                   f"{reviewed.REVIEWED_FILE} not written", err=True)
+        sys.exit(1)
+    for problem in outcome.differences:
+        click.echo(problem, err=True)
+    click.echo(f"{len(theorems)} published statements; {len(outcome.differences)} differences; "
+               f"{len(outcome.findings)} audit findings")
+    sys.exit(0 if outcome.ok else 1)

@@ -1,5 +1,5 @@
-"""``python -m pytools.traces``: the entry point kept for ``python -m`` (see
-:mod:`pytools.results.ceiling.cli`)."""
+"""``python -m pytools.traces``: kept working as the old name of ``pytools ceiling`` (see
+:mod:`pytools.results.ceiling.cli`; ``pytools traces`` is its hidden alias)."""
 
 from pytools.results.ceiling.cli import main
 

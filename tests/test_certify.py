@@ -22,9 +22,11 @@ import pytest
 from bundles import write_private_key, write_public_key
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from pytools.lean import library
 from pytools.lean.audit import AuditReport, Declaration, Finding
 from pytools.lean.audit.certificate import with_checks
 from pytools.lean.build import BuildResult
+from pytools.lean.library import LIBRARY_ENTRIES
 from pytools.lean.toolchain import Toolchain
 from pytools.publish import certify, provenance, rebuild
 from pytools.publish.anchor import AnchorOptions
@@ -192,7 +194,7 @@ def test_write_then_check_is_clean_and_second_write_identical(project: Path) -> 
 
 def test_library_tree_is_gits_own_tree_id(git_project: Path) -> None:
     """The tree id computed from the files equals `git ls-tree HEAD ... | git mktree`."""
-    listing = _git(git_project, "ls-tree", "HEAD", *provenance.TREE_ENTRIES)
+    listing = _git(git_project, "ls-tree", "HEAD", *LIBRARY_ENTRIES)
     by_git = subprocess.run(["git", "-C", str(git_project), "mktree"], input=listing,
                             capture_output=True, text=True, check=True).stdout.strip()
     assert provenance.library_tree(git_project) == by_git
@@ -201,7 +203,7 @@ def test_library_tree_is_gits_own_tree_id(git_project: Path) -> None:
     assert provenance.source_commit(git_project, by_git) == head
     cert = json.loads(derive(git_project).files["certificates/demo-result.json"])
     assert cert["source"] == {"library_tree": by_git, "commit": head,
-                              "tree_entries": list(provenance.TREE_ENTRIES)}
+                              "tree_entries": list(LIBRARY_ENTRIES)}
 
 
 def test_planted_uncommitted_edit_changes_the_tree_and_drops_the_commit(git_project: Path) -> None:
@@ -220,12 +222,12 @@ def test_planted_uncommitted_edit_changes_the_tree_and_drops_the_commit(git_proj
 def test_recorded_commit_is_checked_against_git(git_project: Path) -> None:
     tree = provenance.library_tree(git_project)
     head = _git(git_project, "rev-parse", "HEAD").strip()
-    good = provenance.Source(tree, provenance.TREE_ENTRIES, head)
+    good = provenance.Source(tree, LIBRARY_ENTRIES, head)
     assert provenance.check_recorded_commit(git_project, good) == []
-    lie = provenance.Source("0" * 40, provenance.TREE_ENTRIES, head)  # planted
+    lie = provenance.Source("0" * 40, LIBRARY_ENTRIES, head)  # planted
     assert "has library tree" in provenance.check_recorded_commit(git_project, lie)[0]
     notes: list[str] = []
-    unknown = provenance.Source(tree, provenance.TREE_ENTRIES, "1" * 40)
+    unknown = provenance.Source(tree, LIBRARY_ENTRIES, "1" * 40)
     assert certify.commit_to_record(git_project, unknown, notes) == "1" * 40
     assert "not in this clone" in notes[0]
 
@@ -420,8 +422,8 @@ def stubbed(project: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         return BuildResult(order=["Proofs.A"], up_to_date=["Proofs.A"])
 
     monkeypatch.setattr(certify, "find_toolchain", lambda lean, root: chain)
-    monkeypatch.setattr(certify, "build", fake_build)
-    monkeypatch.setattr(certify.audit_mod, "audit_modules", lambda modules, path, **kw: report(
+    monkeypatch.setattr(library, "build", fake_build)
+    monkeypatch.setattr(library, "audit_modules", lambda modules, path, **kw: report(
         decl("KVCache.A.main"), findings=calls["findings"]))
     monkeypatch.setattr(certify, "audit_checks",
                         lambda *args: ([], {"reviewed-statements": True}, {}))

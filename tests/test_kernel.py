@@ -478,11 +478,6 @@ def test_disagreeing_workflow_file_writes_nothing(tmp_path: Path, edit) -> None:
 # --- command line ---------------------------------------------------------------------------------
 
 
-def test_cli_lean_table_alias_checks_the_committed_file() -> None:
-    res = CliRunner().invoke(kernel_cli, ["lean-table", "--check"])
-    assert res.exit_code == 0, res.output
-
-
 def test_cli_workflows_prints_the_bench() -> None:
     res = CliRunner().invoke(kernel_cli, ["workflows"])
     assert res.exit_code == 0, res.output
@@ -496,7 +491,7 @@ def test_cli_is_wired_into_pytools() -> None:
 
     res = CliRunner().invoke(cli, ["kernel", "--help"])
     assert res.exit_code == 0
-    for cmd in ("lean-table", "workflows", "summary"):
+    for cmd in ("workflows", "summary"):
         assert cmd in res.output
 
 

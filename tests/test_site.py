@@ -31,13 +31,15 @@ from bundles import (
 )
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from pytools.publish import codes
 from pytools.publish.anchor import AnchorOptions, check_anchor
 from pytools.publish.canonical import canonical_bytes, sha256_bytes, with_body_hash, write_canonical
+from pytools.publish.codes import table_for_page
 from pytools.publish.keys import load_trusted_keys, parse_public_keys
 from pytools.publish.manifest import manifest_from_bytes
 from pytools.publish.site.display import readable_statement
 from pytools.publish.site.evidence import EVIDENCE_STATES, RULES
-from pytools.publish.site.page import build_site
+from pytools.publish.site.page import CODES_SLOT, build_site, verifier_script
 from pytools.publish.site.release import (
     Release,
     SiteError,
@@ -262,7 +264,7 @@ def test_missing_manifest_cli_error(tmp_path: Path) -> None:
     proc = _site_cli("--root", str(tmp_path), "--out", str(tmp_path / "s"))
     assert proc.returncode == 1
     assert "MANIFEST.json: no such file" in proc.stderr
-    assert "run python -m pytools.certify" in proc.stderr
+    assert "run pytools certify" in proc.stderr
     assert not (tmp_path / "s").exists()
 
 
@@ -428,14 +430,19 @@ const b = (x) => new Uint8Array(Buffer.from(x, "base64"));
 """
 
 
-def _node(tmp_path: Path, job: dict[str, Any]) -> dict[str, Any]:
+def _node(tmp_path: Path, job: dict[str, Any],
+          table: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Run the page's verifier, as the page builder emits it (the reason-code table
+    embedded: ``table``, default the real one), under Node on ``job``."""
     if NODE is None:
         pytest.skip("node is not installed; the browser test covers the verifier")
     harness = tmp_path / "harness.js"
     harness.write_text(HARNESS, encoding="utf-8")
+    script = tmp_path / "verifier.js"
+    script.write_text(verifier_script(table), encoding="utf-8")
     job_path = tmp_path / "job.json"
     job_path.write_text(json.dumps(job), encoding="utf-8")
-    proc = subprocess.run([NODE, str(harness), str(TEMPLATES / "verifier.js"), str(job_path)],
+    proc = subprocess.run([NODE, str(harness), str(script), str(job_path)],
                           capture_output=True, text=True, check=False, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -732,3 +739,50 @@ def test_js_subset_check_catches_a_planted_keyword() -> None:
     planted = {"$schema": SCHEMA_DIALECT, "type": "object", "patternProperties": {}}
     with pytest.raises(ValueError, match="patternProperties"):
         package_schemas().with_documents({"figures/x": planted})
+
+
+# --- the reason-code table: embedded into the page, read by its verifier --------------------
+
+
+def test_built_page_carries_the_code_table(tmp_path: Path) -> None:
+    """The page's script is verifier.js with the table of pytools.publish.codes put in its
+    one slot; the template itself carries no table."""
+    make_release(tmp_path)
+    html = build_site(tmp_path, tmp_path / "site", now=NOW).read_text(encoding="utf-8")
+    script = verifier_script()
+    assert script in html and CODES_SLOT not in html
+    embedded = re.search(r"var CODES = (\[.*?\]);\n", script).group(1)
+    assert json.loads(embedded) == table_for_page()
+    assert (TEMPLATES / "verifier.js").read_text(encoding="utf-8").count(CODES_SLOT) == 1
+
+
+def test_verifier_without_the_table_refuses_to_run(tmp_path: Path) -> None:
+    if NODE is None:
+        pytest.skip("node is not installed")
+    proc = subprocess.run([NODE, "-e", f"require({str(TEMPLATES / 'verifier.js')!r})"],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode != 0 and "reason-code table is not embedded" in proc.stderr
+
+
+def test_a_codes_verdict_is_read_from_the_table(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planted: the table says `listed` is red. A genuine certificate, green under the real
+    table, turns red in both verifiers: each reads the code's verdict from the table."""
+    paths = make_release(tmp_path)
+    manifest_bytes = paths["manifest"].read_bytes()
+    floor = paths["floor"].read_bytes()
+    job = {"manifest": {"name": "certificates/MANIFEST.json", "b64": _b64(manifest_bytes)},
+           "envelope": None, "schemas": package_schemas().for_page(),
+           "cases": [{"name": "floor", "b64": _b64(floor)}], "canon": []}
+    planted = [dict(c, verdict="red") if c["code"] == "listed" else c
+               for c in table_for_page()]
+    manifest = load_manifest(paths["manifest"])
+    anchor = check_anchor(manifest, AnchorOptions(), None, "none")
+
+    (js,) = _node(tmp_path, job)["verdicts"]
+    assert js["green"] and verify_bytes(floor, manifest, anchor=anchor).green
+    (js,) = _node(tmp_path, job, planted)["verdicts"]
+    monkeypatch.setattr(codes, "RED_CODES", codes.RED_CODES | {"listed"})
+    python = verify_bytes(floor, manifest, anchor=anchor)
+    assert not js["green"] and not python.green
+    assert js["codes"] == python.codes and "listed" in python.codes

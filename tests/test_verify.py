@@ -31,13 +31,11 @@ from pytools.publish.canonical import (
     with_body_hash,
     write_canonical,
 )
+from pytools.publish.codes import OK_CODES, REASON_CODES, RED_CODES
 from pytools.publish.keys import load_trusted_keys
 from pytools.publish.verify import (
     MAX_BYTES,
     MAX_DEPTH,
-    OK_CODES,
-    REASON_CODES,
-    RED_CODES,
     Verdict,
     VerifyError,
     anchor_for,

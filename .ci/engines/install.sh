@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the serving engines' cache code (vLLM 0.33.0, SGLang 0.5.23) into a venv of its own,
-# for the engine-marked tests (pytest -m engines) and `python -m pytools.leak run`.
+# for the engine-marked tests (pytest -m engines) and `pytools leak run`.
 #   bash .ci/engines/install.sh [VENV]      (default: $PYTOOLS_ENGINES_VENV or .venv-engines)
 # Idempotent: a stamp holding the hash of this script and requirements.txt skips a done install.
 # Exits non-zero when the install fails; callers treat that as "engine tests skip" and say why.

@@ -3,7 +3,7 @@ module
 public import Proofs.Ceiling.Count
 
 -- GENERATED FILE, do not edit. Regenerate with
---   python -m pytools.traces lean-instance TRACE
+--   pytools regenerate demand-fetch-ceiling
 -- Trace: conversation_trace.jsonl
 -- SHA-256: b8cbb061a85206d729d91cdc2981f43c9e0d99209dce588d3af5f7934408b9df
 

@@ -3,7 +3,7 @@ module
 public import Proofs.Kernel.Check
 
 -- GENERATED FILE, do not edit. Regenerate with
---   python -m pytools kernel lean-table
+--   pytools regenerate single-owner-kernel
 -- (rows run past 100 columns)
 
 /-!

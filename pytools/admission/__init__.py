@@ -4,7 +4,7 @@
   salt rules; standard library only, imported by the leak reproduction too;
 * :mod:`.policy` — what happens to one request body (pure);
 * :mod:`.tenants` — the tenants file (API key hashes) and the secret;
-* :mod:`.app` — the ASGI proxy (Starlette + httpx); :mod:`.cli` — ``python -m pytools.admission``;
+* :mod:`.app` — the ASGI proxy (Starlette + httpx); :mod:`.cli` — ``pytools admission``;
 * :mod:`.standin`, :mod:`.loopback`, :mod:`.bench` — the stand-in upstream, loopback serving
   and the overhead measurement.
 

@@ -1,8 +1,8 @@
-"""``python -m pytools.admission``: run the admission proxy, add tenants, time the overhead.
+"""``pytools admission``: run the admission proxy, add tenants, time the overhead.
 
-    python -m pytools.admission --upstream http://127.0.0.1:8000 --tenants tenants.json
-    python -m pytools.admission add-tenant --tenants tenants.json --id acme
-    python -m pytools.admission bench --requests 300
+    pytools admission --upstream http://127.0.0.1:8000 --tenants tenants.json
+    pytools admission add-tenant --tenants tenants.json --id acme
+    pytools admission bench --requests 300
 """
 
 from __future__ import annotations

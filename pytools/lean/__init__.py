@@ -3,5 +3,7 @@
 :mod:`.toolchain` finds a Lean (native from elan, or the registry WebAssembly build);
 :mod:`.modules` reads the library's import headers and orders its modules; :mod:`.build`
 compiles them (``lake build``, or our own incremental module builder); :mod:`.olean` reads
-the compiled ``.olean`` files; :mod:`.audit` enumerates and audits every declaration.
+the compiled ``.olean`` files; :mod:`.audit` enumerates and audits every declaration;
+:mod:`.library` says which files the library is made of and builds then audits it, the one
+way certify and :mod:`.review` (``pytools review-statements``) both use.
 """

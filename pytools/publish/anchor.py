@@ -15,9 +15,8 @@ bundle:
 
 With neither, verdicts say "integrity only, not authenticity".
 
-Codes (``"<code>: <detail>"``, shared with the in-page verifier): red
-:data:`ANCHOR_RED`; ``manifest-pinned`` and ``manifest-signed`` say the anchor held;
-``signature-unchecked`` and ``integrity-only`` are notes.
+Reasons are ``"<code>: <detail>"``; each anchor code, and what it does to a verdict, is in
+the one table of :mod:`.codes` (scope ``anchor``).
 """
 
 from __future__ import annotations
@@ -28,29 +27,10 @@ from dataclasses import dataclass, field
 
 from .attest import check_envelope, covers
 from .canonical import sha256_bytes
+from .codes import code_of, is_red
 from .keys import TrustedKey
 from .manifest import Manifest
 from .validation import SchemaSet
-
-#: Anchor codes that make every verdict red.
-ANCHOR_RED = (
-    "manifest-not-pinned",
-    "signature-missing",
-    "signature-invalid",
-    "signature-untrusted",
-    "signature-bad",
-    "manifest-not-signed",
-    "signature-unverified",
-)
-
-#: Anchor codes saying the anchor held (left out of red verdicts).
-ANCHOR_OK = ("manifest-pinned", "manifest-signed")
-
-#: Anchor notes (kept on every verdict).
-ANCHOR_NOTES = ("signature-unchecked", "integrity-only")
-
-#: A verified file that is the signature envelope itself (a fact, green unless the anchor is red).
-IS_SIGNATURE = "is-signature"
 
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 
@@ -83,11 +63,11 @@ class Anchor:
 
     @property
     def codes(self) -> tuple[str, ...]:
-        return tuple(r.split(":", 1)[0] for r in self.reasons)
+        return tuple(code_of(r) for r in self.reasons)
 
     @property
     def red(self) -> bool:
-        return any(c in ANCHOR_RED for c in self.codes)
+        return is_red(self.reasons)
 
     @property
     def summary(self) -> str:

@@ -1,4 +1,4 @@
-"""``python -m pytools.certify``: build, audit, and publish hashed certificates.
+"""``pytools certify``: build, audit, and publish hashed certificates.
 
 One run: build the library (:mod:`pytools.lean.build`), enumerate and audit every declaration
 from the compiled ``.olean`` files (:mod:`pytools.lean.audit`), compute each published
@@ -21,6 +21,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,11 +32,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pytools.lean import audit as audit_mod
 from pytools.lean.audit import certificate as audit_certificate
 from pytools.lean.audit import reviewed
-from pytools.lean.build import BUILD_DIR, build, lake_build, report
-from pytools.lean.modules import LIBRARY_ROOTS, BuildError, discover, topological_order
+from pytools.lean.build import BUILD_DIR, BuildResult
+from pytools.lean.library import build_and_audit, build_summary, library_files
+from pytools.lean.modules import BuildError
+from pytools.lean.olean import OleanError
 from pytools.lean.toolchain import Toolchain, ToolchainError, find_toolchain
 from pytools.paths import project_root, sha256_file
-from pytools.results.registry import published_results
+from pytools.results.registry import published_results, published_theorems
 from pytools.results.spec import Evidence, ResultSpec
 
 from . import provenance
@@ -74,11 +77,10 @@ __all__ = [
 ]
 
 
-def library_sources(root: Path) -> list[dict[str, str]]:
-    """Every Lean source of the library, ``lean-toolchain`` and ``lakefile.lean``, hashed."""
-    modules = discover(root)
-    paths = sorted({str(m.path) for m in modules.values()} | {"lean-toolchain", "lakefile.lean"})
-    return [{"path": p, "sha256": sha256_file(root / p)} for p in paths if (root / p).is_file()]
+def hashed_sources(root: Path) -> list[dict[str, str]]:
+    """The certificate's ``sources``: every file of the library (:func:`library_files`) with
+    its SHA-256."""
+    return [{"path": p, "sha256": sha256_file(root / p)} for p in library_files(root)]
 
 
 def audit_summary(report_: audit_mod.AuditReport,
@@ -128,7 +130,7 @@ def derive(
     for finding in report_.findings:
         out.problems.append(finding.message())
     by_name = {d.name: d for d in report_.declarations}
-    sources = library_sources(root)
+    sources = hashed_sources(root)
     summary = audit_summary(report_, toolchain_identity)
     source = provenance.source(root, source_commit).as_json()
     oleans, missing = provenance.olean_parts(root, report_.modules)
@@ -204,11 +206,6 @@ def _derive_artifacts(root: Path, spec: ResultSpec, out: Derived) -> list[dict[s
     return listed
 
 
-def published_theorems(results: tuple[ResultSpec, ...]) -> list[str]:
-    """Every theorem some published result rests on, sorted, each once."""
-    return sorted({t for spec in results for t in spec.theorems})
-
-
 def _lean_env(toolchain: Toolchain, root: Path) -> dict[str, str]:
     """The environment a native Lean tool needs to find the library and the core library."""
     return {**os.environ, "LEAN_PATH": os.pathsep.join([str(root / BUILD_DIR),
@@ -264,6 +261,10 @@ class Run:
     toolchain: Toolchain | None = None
 
 
+def _silent(line: str) -> None:
+    """The default progress callback: a library function prints nothing."""
+
+
 def produce(
     root: Path,
     lean: str | None = None,
@@ -271,48 +272,42 @@ def produce(
     *,
     source_commit: str | None | bool = True,
     sign_key: Ed25519PrivateKey | None = None,
+    say: Callable[[str], None] = _silent,
 ) -> Run:
-    """Build, audit and derive every file in memory (nothing written but the build)."""
-    timings: dict[str, float] = {}
+    """Build, audit and derive every file in memory (nothing written but the build and its
+    receipt). ``say`` receives progress lines: the toolchain chosen, the build's summary."""
     toolchain = find_toolchain(lean, root)
-    click.echo(f"toolchain: {toolchain.kind} Lean {toolchain.version} ({toolchain.found_by})")
-
-    start = time.monotonic()
-    built = lake_build(root, toolchain) if toolchain.lake else build(root, toolchain, jobs=jobs)
-    timings["build"] = time.monotonic() - start
-    report(built)
-    if not built.ok:
+    say(f"toolchain: {toolchain.kind} Lean {toolchain.version} ({toolchain.found_by})")
+    results = published_results()
+    audited = build_and_audit(root, toolchain, jobs=jobs, meanings_for=published_theorems(results))
+    timings = dict(audited.timings)
+    say(build_summary(audited.built))
+    if audited.report is None:
         return Run(False, timings, None, toolchain)
 
     start = time.monotonic()
-    library = discover(root)
-    modules = topological_order(library)
-    results = published_results()
-    theorems = published_theorems(results)
-    audited = audit_mod.audit_modules(
-        modules, [root / BUILD_DIR], core_dir=toolchain.lib_dir, root=LIBRARY_ROOTS[0],
-        sources=audit_certificate.library_sources(root, library), meanings_for=theorems)
-    disagreements, ran, why = audit_checks(toolchain, root, modules, audited, results)
-    audited = audit_certificate.with_checks(audited, ran, why)
-    timings["audit"] = time.monotonic() - start
+    modules = list(audited.modules)
+    disagreements, ran, why = audit_checks(toolchain, root, modules, audited.report, results)
+    report_ = audit_certificate.with_checks(audited.report, ran, why)
+    timings["audit"] += time.monotonic() - start  # the checks beside the .olean audit
 
     start = time.monotonic()
-    derived = derive(root, toolchain.identity(), audited, results,
+    derived = derive(root, toolchain.identity(), report_, results,
                      source_commit=source_commit, sign_key=sign_key)
     derived.problems += disagreements
     timings["derive"] = time.monotonic() - start
-    run_ = Run(not derived.problems, timings, derived, toolchain)
-    _write_receipt(root, toolchain, built, timings, derived)
-    return run_
+    _write_receipt(root, toolchain, audited.built, timings, derived)
+    return Run(not derived.problems, timings, derived, toolchain)
 
 
 def run(root: Path, check: bool, lean: str | None = None, jobs: int | None = None,
-        sign_key: Path | None = None) -> Run:
-    """The whole job; prints its progress and a table, returns whether it succeeded."""
+        sign_key: Path | None = None, say: Callable[[str], None] = _silent) -> Run:
+    """The whole job: produce, then compare with the committed files (``check``) or write
+    them (only when nothing is wrong). ``say``: progress lines (see :func:`produce`)."""
     key = load_signing_key(sign_key) if sign_key is not None else None
     notes: list[str] = []
     commit = commit_to_record(root, recorded_source(root), notes) if check else True
-    produced = produce(root, lean, jobs, source_commit=commit, sign_key=key)
+    produced = produce(root, lean, jobs, source_commit=commit, sign_key=key, say=say)
     derived, toolchain = produced.derived, produced.toolchain
     if derived is None or toolchain is None:
         return produced
@@ -324,8 +319,25 @@ def run(root: Path, check: bool, lean: str | None = None, jobs: int | None = Non
     elif not derived.problems:
         write_all(root, derived)
     produced.timings["emit"] = time.monotonic() - start
-    _print_table(derived, produced.timings, check)
     return Run(not derived.problems, produced.timings, derived, toolchain)
+
+
+def _write_receipt(root: Path, toolchain: Toolchain, built: BuildResult,
+                   timings: dict[str, float], derived: Derived) -> None:
+    """Run metadata (times, machine toolchain) kept apart from the canonical files."""
+    receipt = {
+        "toolchain": toolchain.describe(),
+        "timings_s": {k: round(v, 1) for k, v in timings.items()},
+        "module_seconds": built.seconds,
+        "compiled": built.compiled,
+        "up_to_date": built.up_to_date,
+        "problems": derived.problems if derived else [],
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    atomic_write_bytes(root / RECEIPT, canonical_bytes(receipt))
+
+
+# --------------------------------------------------------------------------- the CLI
 
 
 def _print_table(derived: Derived, timings: dict[str, float], check: bool) -> None:
@@ -347,20 +359,6 @@ def _print_table(derived: Derived, timings: dict[str, float], check: bool) -> No
         click.echo(f"certify ok: {len(derived.files)} files {verb}.")
 
 
-def _write_receipt(root, toolchain, built, timings, derived) -> None:
-    """Run metadata (times, machine toolchain) kept apart from the canonical files."""
-    receipt = {
-        "toolchain": toolchain.describe(),
-        "timings_s": {k: round(v, 1) for k, v in timings.items()},
-        "module_seconds": built.seconds,
-        "compiled": built.compiled,
-        "up_to_date": built.up_to_date,
-        "problems": derived.problems if derived else [],
-        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    atomic_write_bytes(root / RECEIPT, canonical_bytes(receipt))
-
-
 @click.command()
 @click.option("--check", is_flag=True,
               help="Re-derive everything and fail if a committed file is stale or differs.")
@@ -372,9 +370,11 @@ def _write_receipt(root, toolchain, built, timings, derived) -> None:
 def main(check: bool, lean: str | None, jobs: int | None, sign_key: Path | None) -> None:
     """Build, audit every declaration, and emit (or --check) the certificates."""
     try:
-        outcome = run(project_root(), check, lean, jobs, sign_key)
-    except (ToolchainError, BuildError, audit_mod.AuditError, KeyFileError) as exc:
+        outcome = run(project_root(), check, lean, jobs, sign_key, say=click.echo)
+    except (ToolchainError, BuildError, audit_mod.AuditError, OleanError, KeyFileError) as exc:
         raise click.ClickException(str(exc)) from exc
+    if outcome.derived is not None:
+        _print_table(outcome.derived, outcome.timings, check)
     sys.exit(0 if outcome.ok else 1)
 
 

@@ -32,7 +32,7 @@ def compare(root: Path, derived: Derived, same_toolchain: bool,
             continue
         path = root / rel
         if not path.is_file():
-            problems.append(f"{rel}: missing (run `python -m pytools.certify`)")
+            problems.append(f"{rel}: missing (run `pytools certify`)")
             continue
         committed = path.read_bytes()
         if committed == data:
@@ -43,7 +43,7 @@ def compare(root: Path, derived: Derived, same_toolchain: bool,
         problems.append(f"{rel}: differs from what the current sources and data give")
     if derived.stale_envelope and str(ENVELOPE) not in skip:
         problems.append(f"{ENVELOPE}: signs another manifest (stale); re-sign with "
-                        "`python -m pytools.certify --sign-key KEY` or remove it")
+                        "`pytools certify --sign-key KEY` or remove it")
     manifest = root / MANIFEST
     if manifest.is_file():
         try:

@@ -2,10 +2,11 @@
 taken from, and the SHA-256 of every compiled ``.olean`` part the audit read.
 
 The **library tree** is the git tree object that has exactly the entries
-:data:`TREE_ENTRIES` of the repository root (the library's folder, its root module,
-``lakefile.lean`` and ``lean-toolchain``) with their contents, hashed the way git hashes
-trees (SHA-1 object ids). It is computed here in Python from the files on disk, so it needs
-no git and works on an unpacked tarball; on a git checkout an auditor gets the same id with
+:data:`~pytools.lean.library.LIBRARY_ENTRIES` of the repository root (the library's folder,
+its root module, ``lakefile.lean`` and ``lean-toolchain``) with their contents, hashed the
+way git hashes trees (SHA-1 object ids). It is computed here in Python from the files on
+disk, so it needs no git and works on an unpacked tarball; on a git checkout an auditor gets
+the same id with
 
     git ls-tree HEAD Proofs Proofs.lean lakefile.lean lean-toolchain | git mktree
 
@@ -24,15 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from pytools.lean.build import BUILD_DIR
-from pytools.lean.modules import LIBRARY_ROOTS
+from pytools.lean.library import LIBRARY_ENTRIES
 from pytools.lean.olean import PART_SUFFIXES
 from pytools.paths import sha256_file
-
-#: The repository-root entries whose tree is the library's source.
-TREE_ENTRIES: tuple[str, ...] = tuple(
-    sorted({*LIBRARY_ROOTS, *(f"{r}.lean" for r in LIBRARY_ROOTS), "lakefile.lean",
-            "lean-toolchain"})
-)
 
 
 class ProvenanceError(RuntimeError):
@@ -135,7 +130,7 @@ def _file_id(path: Path) -> str:
         raise ProvenanceError(f"{path}: cannot read ({exc.strerror})") from None
 
 
-def library_tree(root: Path, entries: Sequence[str] = TREE_ENTRIES) -> str:
+def library_tree(root: Path, entries: Sequence[str] = LIBRARY_ENTRIES) -> str:
     """The git tree id of ``entries`` of ``root`` as they are on disk (see the module doc)."""
     files = _listed_files(root, entries)
     if files is None:
@@ -165,7 +160,8 @@ def library_tree(root: Path, entries: Sequence[str] = TREE_ENTRIES) -> str:
     return hashed(tree)
 
 
-def commit_tree(root: Path, commit: str, entries: Sequence[str] = TREE_ENTRIES) -> str | None:
+def commit_tree(root: Path, commit: str,
+                entries: Sequence[str] = LIBRARY_ENTRIES) -> str | None:
     """The library tree of ``commit`` in the git repository at ``root`` (None: unknown commit)."""
     out = _git(root, "ls-tree", "-z", commit, "--", *entries)
     if out is None:
@@ -180,7 +176,8 @@ def commit_tree(root: Path, commit: str, entries: Sequence[str] = TREE_ENTRIES) 
     return tree_id(rows) if rows else None
 
 
-def source_commit(root: Path, tree: str, entries: Sequence[str] = TREE_ENTRIES) -> str | None:
+def source_commit(root: Path, tree: str,
+                  entries: Sequence[str] = LIBRARY_ENTRIES) -> str | None:
     """The newest commit whose library tree is ``tree``, or None (uncommitted, or no git)."""
     if not _is_git_root(root):
         return None
@@ -196,7 +193,7 @@ def source(root: Path, commit: str | None | bool = True) -> Source:
     commit to record (a commit recorded before: see :func:`check_recorded_commit`)."""
     tree = library_tree(root)
     chosen = source_commit(root, tree) if commit is True else (commit or None)
-    return Source(tree, TREE_ENTRIES, chosen)  # type: ignore[arg-type]
+    return Source(tree, LIBRARY_ENTRIES, chosen)  # type: ignore[arg-type]
 
 
 def check_recorded_commit(root: Path, recorded: Source) -> list[str]:

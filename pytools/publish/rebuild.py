@@ -20,10 +20,9 @@ the same sources (certify ran here), nothing is recompiled.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,9 +97,11 @@ def source_problems(root: Path, certs: list[tuple[str, dict[str, Any]]]) -> list
 
 
 def rebuild_report(manifest_path: Path, root: Path, lean: str | None = None,
-                   jobs: int | None = None) -> dict[str, Any]:
+                   jobs: int | None = None,
+                   say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Rebuild and compare (see the module doc); a JSON-ready report, ``green`` only when
-    every published file and the manifest were reproduced."""
+    every published file and the manifest were reproduced. ``say``: the build's progress
+    lines (the verify command sends them to stderr: stdout may be ``--json``)."""
     start = time.monotonic()
     report: dict[str, Any] = {"green": False, "problems": [], "notes": [], "compared": []}
     try:
@@ -113,8 +114,8 @@ def rebuild_report(manifest_path: Path, root: Path, lean: str | None = None,
         report["problems"] = problems
         return report
     recorded = certs[0][1]
-    with contextlib.redirect_stdout(sys.stderr):  # progress to stderr: stdout may be --json
-        produced = certify.produce(root, lean, jobs, source_commit=recorded["source"]["commit"])
+    produced = certify.produce(root, lean, jobs, source_commit=recorded["source"]["commit"],
+                               say=say)
     report["seconds"] = {k: round(v, 1) for k, v in produced.timings.items()}
     derived, toolchain = produced.derived, produced.toolchain
     if derived is None or toolchain is None:

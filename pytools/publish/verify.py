@@ -12,32 +12,26 @@ A file is **green** only if
   text it shows), and its own audit fields meet the policy (:mod:`.policy`).
 
 Anything else is **red**, with every reason found; a red verdict carries no "ok" code. Each
-reason is ``"<code>: <detail>"``; the codes (:data:`REASON_CODES`) are shared with the
-in-browser verifier of the static site, which reaches the same verdict with the same reasons.
+reason is ``"<code>: <detail>"``; what each code does to a verdict is the one table of
+:mod:`.codes`, which the in-browser verifier of the static site reads too (it reaches the same
+verdict with the same reasons).
 
-CLI: ``python -m pytools.verify [FILE...] [--manifest PATH] [--manifest-sha256 HEX]
-[--key PUB]... [--trusted-keys FILE]... [--require-signature] [--json] [--rebuild]``.
-Without FILE it checks the manifest and every file it lists. Exit 0 when every file is
-green, 1 when any is red, 2 on a usage or I/O error (unreadable file, unusable manifest or
-key).
+The command, ``pytools verify`` (:mod:`pytools.verify`), is a thin layer over
+:func:`run_verify`.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import click
-
-from pytools.paths import project_root
-
-from .anchor import ANCHOR_NOTES, ANCHOR_OK, ANCHOR_RED, Anchor, AnchorOptions, check_anchor
+from .anchor import Anchor, AnchorOptions, check_anchor
 from .anchor import normalise_pin as _normalise_pin
 from .attest import ENVELOPE_NAME
 from .canonical import BODY_HASH_KEY, body_hash, canonical_bytes, sha256_bytes
+from .codes import OK_CODES, code_of, is_red
 from .keys import KeyFileError, load_trusted_keys
 from .manifest import (
     DEFAULT_MANIFEST,
@@ -54,72 +48,10 @@ from .strictjson import MAX_BYTES, MAX_DEPTH, json_depth, parse_json
 from .validation import SchemaSet, package_schemas
 
 __all__ = [
-    "DEFAULT_MANIFEST", "MAX_BYTES", "MAX_DEPTH", "REASON_CODES", "RED_CODES", "Manifest",
-    "Verdict", "VerifyError", "json_depth", "load_manifest", "parse_json", "verify_bytes",
-    "verify_file",
+    "DEFAULT_MANIFEST", "MAX_BYTES", "MAX_DEPTH", "Manifest", "Verdict", "VerifyError",
+    "anchor_options", "json_depth", "load_manifest", "parse_json", "run_verify",
+    "verify_bytes", "verify_file",
 ]
-
-#: Every reason code, in the order reasons are reported (anchor codes first).
-REASON_CODES = (
-    "manifest-pinned",
-    "manifest-not-pinned",
-    "signature-missing",
-    "signature-invalid",
-    "signature-untrusted",
-    "signature-bad",
-    "manifest-not-signed",
-    "signature-unverified",
-    "manifest-signed",
-    "signature-unchecked",
-    "integrity-only",
-    "too-large",
-    "is-manifest",
-    "is-signature",
-    "listed",
-    "unknown-hash",
-    "malformed-json",
-    "not-json",
-    "not-canonical",
-    "not-an-object",
-    "not-a-certificate",
-    "unsupported-schema-version",
-    "schema-violation",
-    "body-hash-mismatch",
-    "unknown-theorem",
-    "theorem-wrong-result",
-    "statement-hash-mismatch",
-    "statement-text-mismatch",
-    "theorems-ok",
-    "policy-violation",
-    "policy-ok",
-)
-
-#: Codes that make a verdict red.
-RED_CODES = frozenset(
-    {
-        *ANCHOR_RED,
-        "too-large",
-        "unknown-hash",
-        "malformed-json",
-        "not-an-object",
-        "not-a-certificate",
-        "unsupported-schema-version",
-        "schema-violation",
-        "body-hash-mismatch",
-        "unknown-theorem",
-        "theorem-wrong-result",
-        "statement-hash-mismatch",
-        "statement-text-mismatch",
-        "policy-violation",
-    }
-)
-
-#: Codes that say a check held: on a red verdict they are left out.
-OK_CODES = frozenset({*ANCHOR_OK, "theorems-ok", "policy-ok"})
-
-#: Informational facts and hints, kept on any verdict.
-NOTE_CODES = frozenset({*ANCHOR_NOTES, "is-manifest", "is-signature", "listed", "not-json",
-                        "not-canonical"})
 
 #: At most this many schema violations are listed per file.
 MAX_SCHEMA_REASONS = 5
@@ -139,22 +71,17 @@ class Verdict:
     @property
     def codes(self) -> list[str]:
         """The reason codes, without details."""
-        return [reason.split(":", 1)[0] for reason in self.reasons]
+        return [code_of(reason) for reason in self.reasons]
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self) | {"codes": self.codes}
 
 
-def reasons_red(reasons: list[str]) -> bool:
-    """True if any reason has a red code."""
-    return any(reason.split(":", 1)[0] in RED_CODES for reason in reasons)
-
-
 def _verdict(reasons: list[str], name: str, sha: str, kind: str,
              result: str | None = None) -> Verdict:
-    red = reasons_red(reasons)
+    red = is_red(reasons)
     if red:
-        reasons = [r for r in reasons if r.split(":", 1)[0] not in OK_CODES]
+        reasons = [r for r in reasons if code_of(r) not in OK_CODES]
     return Verdict(not red, reasons, name, sha, kind, result)
 
 
@@ -367,11 +294,13 @@ def anchor_for(
     return check_anchor(manifest, options, envelope, str(env_path))
 
 
-# --------------------------------------------------------------------------- the CLI
+# --------------------------------------------------------------------------- a whole run
 
 
-def _options(pin: str | None, keys: tuple[Path, ...], trusted: tuple[Path, ...],
+def anchor_options(pin: str | None, keys: tuple[Path, ...], trusted: tuple[Path, ...],
              require: bool) -> AnchorOptions:
+    """The anchor the auditor asked for on the command line (the pin normalised, the key
+    files read); :class:`VerifyError` naming the bad pin or key file."""
     try:
         normal = _normalise_pin(pin) if pin is not None else None
     except ValueError as exc:
@@ -381,23 +310,6 @@ def _options(pin: str | None, keys: tuple[Path, ...], trusted: tuple[Path, ...],
     except KeyFileError as exc:
         raise VerifyError(str(exc)) from None
     return AnchorOptions(normal, keyring, require or bool(keyring))
-
-
-def _print_anchor(manifest: dict[str, Any]) -> None:
-    click.echo(f"manifest {manifest['path']}  SHA-256 {manifest['sha256']}")
-    click.echo(f"  anchor: {manifest['anchor']['summary']}")
-    for reason in manifest["anchor"]["reasons"]:
-        click.echo(f"  - {reason}")
-
-
-def _print_verdict(verdict: Verdict) -> None:
-    label = "GREEN" if verdict.green else "RED"
-    what = verdict.kind + (f" {verdict.result}" if verdict.result else "")
-    click.echo(f"{label}  {verdict.path}  ({what})")
-    anchor_codes = {*ANCHOR_RED, *ANCHOR_OK, *ANCHOR_NOTES}
-    for reason in verdict.reasons:
-        if reason.split(":", 1)[0] not in anchor_codes:
-            click.echo(f"  - {reason}")
 
 
 def bundled_keys(keys: list[Path], manifest_path: Path) -> list[str]:
@@ -448,86 +360,3 @@ def run_verify(
             status = max(status, 1)
     report["green"] = status == 0
     return report, status
-
-
-@click.command()
-@click.argument("files", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--manifest", "manifest_path", type=click.Path(path_type=Path), default=None,
-              help="Manifest to verify against (default: certificates/MANIFEST.json of the "
-              "project).")
-@click.option("--manifest-sha256", "pin", default=None, metavar="HEX",
-              help="Pin: green only against the manifest with exactly this SHA-256 (get it "
-              "out of band).")
-@click.option("--key", "keys", multiple=True, type=click.Path(path_type=Path),
-              help="A trusted Ed25519 public key (PEM) of YOUR choosing; requires a valid "
-              "signature by it. Repeatable.")
-@click.option("--trusted-keys", "trusted", multiple=True, type=click.Path(path_type=Path),
-              help="A file of trusted PEM public keys (one or more). Repeatable.")
-@click.option("--require-signature", is_flag=True,
-              help="Red unless the manifest carries a signature by a trusted key.")
-@click.option("--signature", type=click.Path(path_type=Path), default=None,
-              help=f"The DSSE envelope (default: {ENVELOPE_NAME} next to the manifest).")
-@click.option("--rebuild", is_flag=True,
-              help="Also rebuild the certificates from the sources they record with this "
-              "machine's Lean, and compare bytes (a full build: minutes to hours).")
-@click.option("--lean", default=None, help="For --rebuild: a native `lean`, or `wasm`.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print one JSON report: the manifest, its anchor, every input's verdict.")
-def main(files: tuple[Path, ...], manifest_path: Path | None, pin: str | None,
-         keys: tuple[Path, ...], trusted: tuple[Path, ...], require_signature: bool,
-         signature: Path | None, rebuild: bool, lean: str | None, as_json: bool) -> None:
-    """Verify certificate FILEs offline against a published, anchored manifest.
-
-    Without FILE: the manifest and every file it lists. Exit 0 if every file is green, 1 if
-    any is red, 2 on a usage or I/O error.
-    """
-    path = manifest_path or project_root() / DEFAULT_MANIFEST
-    try:
-        options = _options(pin, keys, trusted, require_signature)
-    except VerifyError as exc:
-        if as_json:
-            click.echo(json.dumps({"manifest": {"path": str(path)}, "error": str(exc),
-                                   "verdicts": [], "green": False}, indent=2))
-        else:
-            click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    report, status = run_verify(list(files), path, options, signature)
-    inside = bundled_keys([*keys, *trusted], path)
-    if inside:
-        report["warnings"] = [f"{k}: this key lies inside the bundle being checked; a key "
-                              "that travels with the bundle proves nothing — use one you "
-                              "obtained out of band" for k in inside]
-        for line in report["warnings"]:
-            click.echo(f"warning: {line}", err=True)
-    if rebuild and "error" not in report["manifest"]:
-        from .rebuild import rebuild_report
-
-        outcome = rebuild_report(path, project_root(), lean)
-        report["rebuild"] = outcome
-        if not outcome["green"]:
-            status = max(status, 1)
-        report["green"] = report["green"] and outcome["green"]
-    if as_json:
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
-        sys.exit(status)
-    if "error" in report["manifest"]:
-        click.echo(f"error: {report['manifest']['error']}", err=True)
-        sys.exit(2)
-    _print_anchor(report["manifest"])
-    for entry in report["verdicts"]:
-        if "error" in entry:
-            click.echo(f"error: {entry['error']}", err=True)
-        else:
-            _print_verdict(Verdict(entry["green"], entry["reasons"], entry["path"],
-                                   entry["sha256"], entry["kind"], entry["result"]))
-    if "rebuild" in report:
-        outcome = report["rebuild"]
-        click.echo(f"{'GREEN' if outcome['green'] else 'RED'}  rebuild  "
-                   f"({len(outcome['compared'])} files compared)")
-        for line in outcome["problems"] + outcome["notes"]:
-            click.echo(f"  - {line}")
-    sys.exit(status)
-
-
-if __name__ == "__main__":
-    main()

@@ -7,6 +7,8 @@ records). :mod:`pytools.publish.certify` turns each entry into one certificate.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .ceiling.result import SPEC as CEILING
 from .isolation import SPEC as ISOLATION
 from .kernel.result import SPEC as KERNEL
@@ -18,3 +20,10 @@ from .spec import ResultSpec
 def published_results() -> tuple[ResultSpec, ...]:
     """Every result that gets a certificate, in the order the certificates are listed."""
     return (ISOLATION, CEILING, KERNEL, PLACEMENT, LEAK)
+
+
+def published_theorems(results: Iterable[ResultSpec] | None = None) -> list[str]:
+    """Every theorem some published result rests on (default: every result of
+    :func:`published_results`), sorted, each once."""
+    chosen = published_results() if results is None else results
+    return sorted({name for spec in chosen for name in spec.theorems})

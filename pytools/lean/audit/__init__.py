@@ -15,7 +15,7 @@ Public API (stable; the certify step calls it):
   (``#print axioms``) and list disagreements with this reader; :func:`run_leanchecker` —
   kernel replay of every module.
 * :mod:`.reviewed` — the reviewed statements file; :mod:`.certificate` — what certify prints.
-* CLI: ``python -m pytools audit MODULE... [--search-path P]... [--core DIR] [--root M]``
+* CLI: ``pytools audit MODULE... [--search-path P]... [--core DIR] [--root M]``
   prints a table and exits non-zero (1) on any finding, 2 on unreadable input.
 
 The trusted part is small and apart: :mod:`.policy` (pinned data: the allowed axioms by

@@ -7,9 +7,8 @@ native checks found, so the certificate's wording lives next to the checks it de
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from .policy import ALLOWED_AXIOMS
@@ -128,13 +127,3 @@ def theorem_entry(decl: Declaration, report: AuditReport) -> dict[str, Any]:
         if name == decl.name:
             entry["closure_sha256"] = sha
     return entry
-
-
-def library_sources(root: Path, modules: Mapping[str, Any],
-                    extra: Sequence[str] = ("lakefile.lean", "lakefile.toml"),
-                    ) -> list[tuple[str, Path]]:
-    """(label, file) of every library source (``modules``: name -> object with ``.path``
-    relative to ``root``) and the build files, for the ``kernel-option`` rule."""
-    out = [(str(m.path), root / m.path) for _, m in sorted(modules.items())]
-    out += [(name, root / name) for name in extra if (root / name).is_file()]
-    return out

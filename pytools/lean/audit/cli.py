@@ -1,4 +1,4 @@
-"""``python -m pytools audit MODULE...``: the audit as a table (or JSON)."""
+"""``pytools audit MODULE...``: the audit as a table (or JSON)."""
 
 from __future__ import annotations
 

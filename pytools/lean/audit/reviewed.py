@@ -4,7 +4,7 @@
 hash of its statement term and the hash of its *meaning closure* (the statement plus every
 library definition it depends on, :mod:`.meaning`), and, for every such definition, its
 digest. certify fails when the library disagrees with the file; the file changes only through
-``python -m pytools review-statements --accept``, so a change to what a published theorem
+``pytools review-statements --accept``, so a change to what a published theorem
 says is a diff of its own, read and committed on purpose.
 
 Format: canonical JSON (sorted keys, two-space indent, UTF-8, final newline), chosen over a
@@ -27,10 +27,13 @@ from .records import AuditError, AuditReport
 
 REVIEWED_FILE = Path("reviewed") / "statements.json"
 FORMAT = "pytools-reviewed-statements/1"
-ACCEPT_COMMAND = "python -m pytools review-statements --accept"
+ACCEPT_COMMAND = "pytools review-statements --accept"
+#: The file's own note. Its wording is committed in reviewed/statements.json (the command as
+#: it was spelled then, which still works): changing it would rewrite that file.
 ABOUT = ("The reviewed statements of the published theorems. certify fails when a theorem's "
          "statement, or a library definition it depends on, differs from this file. Change it "
-         f"only with `{ACCEPT_COMMAND}`, after reading the diff it makes.")
+         "only with `python -m pytools review-statements --accept`, after reading the diff it "
+         "makes.")
 
 
 #: How many changed definitions a finding names (the rest are counted).

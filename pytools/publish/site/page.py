@@ -1,4 +1,4 @@
-"""The static product page: ``python -m pytools site [--out site/]``.
+"""The static product page: ``pytools site [--out site/]``.
 
 Built only from the published files: ``certificates/MANIFEST.json`` and every file it lists
 (each re-hashed; a file that is missing or whose SHA-256 differs from the manifest stops the
@@ -8,12 +8,13 @@ rules of :data:`RULES` from the files (never by hand).
 
 The page carries an in-browser verifier (``templates/verifier.js`` + ``templates/panel.js``)
 that mirrors :mod:`pytools.publish.verify` and its anchors (pin, Ed25519 signature through
-WebCrypto), with the manifest's and the signature's bytes, every JSON Schema and a few
-samples embedded. The page never trusts a key it carries: the auditor pastes the publisher's
-public key (and the pin) obtained out of band. A Content-Security-Policy meta tag allows only
-the page's own inline script and style (by SHA-256) and images from ``data:`` URIs (the
-plots), and forbids every connection; the page loads no other asset. Every file is written
-world-readable (0644, folders 0755), whatever the umask.
+WebCrypto), with the manifest's and the signature's bytes, every JSON Schema, the table of
+reason codes (:mod:`pytools.publish.codes`, put into the script by :func:`verifier_script`)
+and a few samples embedded. The page never trusts a key it carries: the auditor pastes the
+publisher's public key (and the pin) obtained out of band. A Content-Security-Policy meta
+tag allows only the page's own inline script and style (by SHA-256) and images from ``data:``
+URIs (the plots), and forbids every connection; the page loads no other asset. Every file is
+written world-readable (0644, folders 0755), whatever the umask.
 
 ``--recompute`` recomputes each result's figures from its inputs with the result's own code
 (:mod:`pytools.results.registry`) so the page can say "recomputed from X" rather than "hash
@@ -31,7 +32,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ import jinja2
 
 from pytools.files import atomic_write_bytes
 from pytools.paths import project_root
+from pytools.publish.codes import table_for_page
 from pytools.publish.keys import KeyFileError, TrustedKey, load_trusted_keys
 
 from .evidence import RULES, STALE_DAYS
@@ -49,7 +51,10 @@ from .release import Recompute, Release, Sample, SiteError, build_samples, load_
 #: Files of the page template (package data, ``pytools/publish/site/templates``).
 TEMPLATE = "index.html.j2"
 STYLE = "style.css"
-SCRIPTS = ("verifier.js", "panel.js")
+VERIFIER = "verifier.js"
+PANEL = "panel.js"
+#: The place in ``verifier.js`` that receives the reason-code table (:mod:`..codes`).
+CODES_SLOT = "/*@reason-codes@*/null"
 
 
 
@@ -59,6 +64,17 @@ SCRIPTS = ("verifier.js", "panel.js")
 def _template_text(name: str) -> str:
     templates = resources.files("pytools.publish.site").joinpath("templates")
     return templates.joinpath(name).read_text(encoding="utf-8")
+
+
+def verifier_script(table: Sequence[Mapping[str, Any]] | None = None) -> str:
+    """``verifier.js`` with the reason-code table embedded (default: :mod:`..codes`'s), so
+    the page's verifier reads every code's verdict from the one table the CLI reads."""
+    text = _template_text(VERIFIER)
+    if text.count(CODES_SLOT) != 1:
+        raise SiteError(f"templates/{VERIFIER}: needs exactly one {CODES_SLOT} for the "
+                        "reason-code table")
+    return text.replace(CODES_SLOT, _json_for_html(table_for_page() if table is None
+                                                    else list(table)))
 
 
 def csp_hash(text: str) -> str:
@@ -106,7 +122,7 @@ def render_page(release: Release, generated: str,
     """The HTML of the page (everything inline; CSP by hash)."""
     samples = build_samples(release, publisher_keys)
     style = _template_text(STYLE)
-    script = "\n".join(_template_text(name) for name in SCRIPTS)
+    script = "\n".join([verifier_script(), _template_text(PANEL)])
     csp = (
         "default-src 'none'; "
         f"script-src {csp_hash(script)}; "
@@ -223,7 +239,7 @@ def main(out: Path | None, manifest_path: Path | None, root: Path | None, recomp
     except (SiteError, KeyFileError) as exc:
         hint = ""
         if "MANIFEST.json: no such file" in str(exc):
-            hint = " (run python -m pytools.certify first)"
+            hint = " (run pytools certify first)"
         click.echo(f"error: {exc}{hint}", err=True)
         sys.exit(1)
     click.echo(f"wrote {index}")

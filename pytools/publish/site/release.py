@@ -355,7 +355,7 @@ def forge_pair(manifest_bytes: bytes, cert_path: str, cert_bytes: bytes) -> tupl
 
 def _expected(files: Sequence[SampleFile], subject: int, release: Release, pin: str | None,
               keys: Mapping[str, TrustedKey], require: bool) -> Verdict:
-    """The CLI's verdict: the library functions verify and `python -m pytools.verify` use."""
+    """The CLI's verdict: the library functions verify and `pytools verify` use."""
     manifest_file = next((f for f in files if f.role == "manifest"), None)
     if manifest_file is None:  # the page's embedded manifest, named as the page names it
         manifest = manifest_from_bytes(release.manifest_bytes, release.manifest_rel,

@@ -7,5 +7,5 @@ simulates LRU, FIFO and Belady one capacity at a time (the independent cross-che
 :mod:`.scale` goes past one machine (DuckDB, Dask, SHARDS sampling); :mod:`.synth` makes
 Mooncake-shaped test traces; :mod:`.lean_instance` generates the kernel-checked Lean instance;
 :mod:`.result` is the published result; :mod:`.cli` (with :mod:`.scale_cli` and
-:mod:`.progress`) the ``python -m pytools.traces`` command line.
+:mod:`.progress`) the ``pytools ceiling`` command line.
 """

@@ -1,4 +1,4 @@
-"""``python -m pytools.traces``: the ceiling, policy simulations, exact all-capacity curves,
+"""``pytools ceiling``: the ceiling, policy simulations, exact all-capacity curves,
 sweeps, sharded and sampled analyses, and the Lean instance of a trace file.
 
 Every command prints the input's path and SHA-256 first; a bad input ends in one line naming
@@ -180,9 +180,8 @@ def curve_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> 
 @click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Repository root to write under (default: the project root).")
 def lean_instance_cmd(file: Path, root: Path | None) -> None:
-    """Generate the Lean module of the claim's window from FILE (the committed module's header
-    names this command; ``pytools regenerate demand-fetch-ceiling`` does the same from the
-    shared trace)."""
+    """Generate the Lean module of the claim's window from FILE, under --root (the committed
+    module, from the shared trace: ``pytools regenerate demand-fetch-ceiling``)."""
     from pytools.results.regenerate import regenerate_files
 
     from .result import window_file

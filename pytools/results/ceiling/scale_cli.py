@@ -1,5 +1,5 @@
 """The commands of :mod:`.scale`: ``shards-ceiling`` (DuckDB or Dask over a folder of shards)
-and ``sampled-curve`` (SHARDS), registered on the ``python -m pytools.traces`` group."""
+and ``sampled-curve`` (SHARDS), registered on the ``pytools ceiling`` group."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ side; the Lean kernel checks that the two agree):
 * :mod:`.table`: the reachable states of the finite domain and ``Table.lean``;
 * :mod:`.workflows`: the named workflows of ``workflows.json``, played by :mod:`.system`;
 * :mod:`.workflows_lean`: ``Workflows.lean``, one ``decide +kernel`` theorem per workflow;
-* :mod:`.result`: the published result; :mod:`.cli`: ``python -m pytools kernel``.
+* :mod:`.result`: the published result; :mod:`.cli`: ``pytools kernel``.
 
 Planted defects of the bench (a wrong final state, refusal count, verdict digit or outcome
 code, a broken chain, a replayed commit claimed accepted, and an honest control) live in

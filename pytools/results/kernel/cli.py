@@ -18,18 +18,6 @@ def main() -> None:
     """The single-owner kernel's executable reference."""
 
 
-@main.command("lean-table")
-@click.option("--check", is_flag=True, help="Only check the committed file is up to date.")
-def lean_table_cmd(check: bool) -> None:
-    """Write (or check) the finite-check table, Proofs/Kernel/Table.lean: the command its
-    header names, kept as an alias of ``pytools regenerate single-owner-kernel``."""
-    from pytools.results.regenerate import regenerate_files
-
-    from .result import TABLE_FILE
-
-    regenerate_files([TABLE_FILE], project_root(), check)
-
-
 @main.command("workflows")
 def workflows_cmd() -> None:
     """Print the workflow bench: each workflow played by the reference, and whether it agrees

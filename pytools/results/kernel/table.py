@@ -35,9 +35,8 @@ from .model import Domain, KernelRefError, KState, StepFn, initial_state, step
 
 #: The generated Lean module, relative to the repository root.
 TABLE_LEAN = Path("Proofs/Kernel/Table.lean")
-#: The command the committed module's header prints: an alias of ``pytools regenerate
-#: single-owner-kernel``, kept until the next re-certification changes the header's text.
-TABLE_HEADER_COMMAND = "python -m pytools kernel lean-table"
+#: The command the committed module's header prints.
+TABLE_HEADER_COMMAND = "pytools regenerate single-owner-kernel"
 
 #: The folder of the module's template.
 TEMPLATES = Path(__file__).with_name("templates")

@@ -4,5 +4,5 @@
 any engine, :mod:`.engines` adapts vLLM's and SGLang's own cache code, :mod:`.reference` is the
 pure-Python model certify re-runs, :mod:`.evidence` writes and re-checks the committed evidence
 files, :mod:`.result` turns them into the certificate's figures, :mod:`.cli` is
-``python -m pytools.leak``.
+``pytools leak``.
 """

@@ -1,8 +1,8 @@
-"""``python -m pytools.leak``: the cross-tenant leak reproduction (result ``tenant-leak``).
+"""``pytools leak``: the cross-tenant leak reproduction (result ``tenant-leak``).
 
-    python -m pytools.leak                      # re-check the committed evidence, print the table
-    python -m pytools.leak run --engine vllm    # re-run on the engine, write data/leak/vllm.json
-    python -m pytools.leak evidence             # the certificate's figures as JSON
+    pytools leak                      # re-check the committed evidence, print the table
+    pytools leak run --engine vllm    # re-run on the engine, write data/leak/vllm.json
+    pytools leak evidence             # the certificate's figures as JSON
 
 ``run`` needs the engines (``bash .ci/engines/install.sh`` puts them in ``.venv-engines``); when
 this interpreter cannot import the engine it re-runs itself with the engines' interpreter

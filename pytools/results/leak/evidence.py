@@ -1,6 +1,6 @@
 """The committed evidence of the leak reproduction: one JSON file per engine, and its re-check.
 
-``python -m pytools.leak run --engine vllm|sglang`` runs the scenarios on the engine's own cache
+``pytools leak run --engine vllm|sglang`` runs the scenarios on the engine's own cache
 code and writes ``data/leak/<engine>.json``: the engine's name, version and settings, the prompt
 generator, its parameters and the SHA-256 of every token it made, the salts (and the reproduction's
 throw-away secret), and the raw per-pair counts. Certify, where the engines are absent, reads the
@@ -97,7 +97,7 @@ def load_evidence(path: Path, engine: str) -> dict[str, Any]:
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise EvidenceError(f"{path}: cannot read: {exc} (run `python -m pytools.leak run "
+        raise EvidenceError(f"{path}: cannot read: {exc} (run `pytools leak run "
                             f"--engine {engine}` where the engines are installed)") from None
     except json.JSONDecodeError as exc:
         raise EvidenceError(f"{path}: not valid JSON: {exc}") from None

@@ -35,6 +35,7 @@
     li.appendChild(strong);
     li.appendChild(document.createTextNode(r.slice(code.length)));
     li.className = "reason r-" + code;
+    li.title = PCV.meaning(code);
     return li;
   }
   function show(state, name, v, anchorText) {
@@ -197,7 +198,7 @@
     edEl.setAttribute("data-state", ed ? "yes" : "no");
     edEl.textContent = ed ? "This browser verifies Ed25519 signatures (WebCrypto): a pasted key is checked here."
       : "This browser's WebCrypto cannot verify Ed25519 signatures: signatures are NOT checked on this page " +
-        "(a key you paste is refused); check them with python -m pytools.verify --key.";
+        "(a key you paste is refused); check them with pytools verify --key.";
     var el = document.getElementById("selfcheck");
     var agree = 0, skipped = 0, results = [];
     try {

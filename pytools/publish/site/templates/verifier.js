@@ -10,15 +10,19 @@ var PCV = (function () {
   var MAX_DEPTH = 500; /* pytools.publish.verify.MAX_DEPTH: deepest nesting of arrays and objects */
   var SUPPORTED = ["2"];
   var MAX_SCHEMA_REASONS = 5;
-  var ANCHOR_RED = ["manifest-not-pinned", "signature-missing", "signature-invalid",
-    "signature-untrusted", "signature-bad", "manifest-not-signed", "signature-unverified"];
-  var ANCHOR_OK = ["manifest-pinned", "manifest-signed"];
-  var ANCHOR_NOTES = ["signature-unchecked", "integrity-only"];
-  var RED = ANCHOR_RED.concat(["too-large", "unknown-hash", "malformed-json", "not-an-object",
-    "not-a-certificate", "unsupported-schema-version", "schema-violation", "body-hash-mismatch",
-    "unknown-theorem", "theorem-wrong-result", "statement-hash-mismatch",
-    "statement-text-mismatch", "policy-violation"]);
-  var OK = ANCHOR_OK.concat(["theorems-ok", "policy-ok"]);
+  /* The reason codes: the one table (pytools/publish/verify_codes.json), embedded by the site
+   * builder (pytools.publish.site.page.verifier_script); no code's colour is written here. */
+  var CODES = /*@reason-codes@*/null;
+  if (!Array.isArray(CODES)) throw new Error("verifier.js: the reason-code table is not embedded");
+  function codesWhere(verdict) {
+    return CODES.filter(function (c) { return c.verdict === verdict; }).map(function (c) { return c.code; });
+  }
+  var RED = codesWhere("red");
+  var OK = codesWhere("green");
+  function meaning(code) {
+    var found = CODES.filter(function (c) { return c.code === code; });
+    return found.length ? found[0].meaning : "";
+  }
   /* pytools.publish.policy */
   var ALLOWED_AXIOMS = ["Classical.choice", "Quot.sound", "propext"];
   var REQUIRED_CHECKS = ["olean-audit", "reviewed-statements"];
@@ -853,7 +857,8 @@ var PCV = (function () {
     sha256: sha256, schemaErrors: schemaErrors, certificateErrors: certificateErrors, loadManifest: loadManifest,
     ManifestError: ManifestError, KeyFileError: KeyFileError, parsePublicKeys: parsePublicKeys,
     ed25519Supported: ed25519Supported, checkAnchor: checkAnchor, anchorSummary: anchorSummary,
-    verifyBytes: verifyBytes, normalisePin: normalisePin, JsonError: JsonError, b64decode: b64decode
+    verifyBytes: verifyBytes, normalisePin: normalisePin, JsonError: JsonError, b64decode: b64decode,
+    meaning: meaning
   };
 })();
 if (typeof module !== "undefined" && module.exports) { module.exports = PCV; }
