@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from pytools.paths import project_root
+from pytools.results.command import result_group
 
 from .engines import ENGINE_NAMES, EngineUnavailable, load_engine
 from .evidence import (
@@ -60,15 +60,9 @@ def table(figures: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@click.group(invoke_without_command=True)
-@click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Repository root (default: the project root).")
-@click.pass_context
-def main(ctx: click.Context, root: Path | None) -> None:
+@result_group(default="show")
+def main() -> None:
     """Cross-tenant prefix-cache leak on vLLM and SGLang, and its keyed-salt closure."""
-    ctx.obj = root or project_root()
-    if ctx.invoked_subcommand is None:
-        ctx.invoke(show_cmd)
 
 
 @main.command("show")

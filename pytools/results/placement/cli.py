@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from pytools.paths import project_root, sha256_file
+from pytools.paths import sha256_file
+from pytools.results.command import result_group
 
 from .instance import INSTANCE_PATH, PlacementError, load_instance
 from .result import evidence
@@ -20,15 +21,9 @@ from .sweep import SWEEP_PARAMS, sweep, sweep_table, write_sweep
 # --------------------------------------------------------------------------- CLI
 
 
-@click.group(invoke_without_command=True)
-@click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Repository root (default: the project root).")
-@click.pass_context
-def main(ctx: click.Context, root: Path | None) -> None:
+@result_group(default="solve")
+def main() -> None:
     """Pooled KV placement: CP-SAT certificate on the committed instance (default: solve)."""
-    ctx.obj = root or project_root()
-    if ctx.invoked_subcommand is None:
-        ctx.invoke(solve_cmd)
 
 
 @main.command("solve")
