@@ -18,7 +18,7 @@ import click
 
 from pytools.paths import project_root
 from pytools.publish.attest import ENVELOPE_NAME
-from pytools.publish.codes import ANCHOR_CODES, code_of
+from pytools.publish.codes import ANCHOR_CODES, code_of, is_red
 from pytools.publish.manifest import DEFAULT_MANIFEST, VerifyError
 from pytools.publish.verify import Verdict, anchor_options, bundled_keys, run_verify
 
@@ -35,7 +35,8 @@ def _print_verdict(verdict: Verdict) -> None:
     what = verdict.kind + (f" {verdict.result}" if verdict.result else "")
     click.echo(f"{label}  {verdict.path}  ({what})")
     for reason in verdict.reasons:
-        if code_of(reason) not in ANCHOR_CODES:  # printed once, above every verdict
+        # The anchor is printed once, above every verdict; a red one is also the reason here.
+        if code_of(reason) not in ANCHOR_CODES or is_red([reason]):
             click.echo(f"  - {reason}")
 
 
@@ -105,7 +106,7 @@ def main(files: tuple[Path, ...], manifest_path: Path | None, pin: str | None,
         sys.exit(2)
     _print_anchor(report["manifest"])
     for entry in report["verdicts"]:
-        if "error" in entry:
+        if entry["error"] is not None:
             click.echo(f"error: {entry['error']}", err=True)
         else:
             _print_verdict(Verdict(entry["green"], entry["reasons"], entry["path"],

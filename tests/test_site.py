@@ -416,7 +416,8 @@ const b = (x) => new Uint8Array(Buffer.from(x, "base64"));
         requireSignature: !!c.require || keys.length > 0 };
       const anchor = await PCV.checkAnchor(manifest, options, env ? b(env.b64) : null,
         env ? env.name : c.envelopeName, job.schemas);
-      const v = await PCV.verifyBytes(b(c.b64), manifest, job.schemas, c.name, anchor);
+      const v = c.unreadable !== undefined ? PCV.unreadable(c.name, c.unreadable, anchor)
+        : await PCV.verifyBytes(b(c.b64), manifest, job.schemas, c.name, anchor);
       out.push({ name: c.name, green: v.green, codes: v.codes, reasons: v.reasons });
     } catch (e) {
       out.push({ name: c.name, error: String(e && e.message ? e.message : e) });
@@ -786,3 +787,22 @@ def test_a_codes_verdict_is_read_from_the_table(tmp_path: Path,
     python = verify_bytes(floor, manifest, anchor=anchor)
     assert not js["green"] and not python.green
     assert js["codes"] == python.codes and "listed" in python.codes
+
+
+def test_an_unreadable_input_gets_the_same_verdict_in_both_verifiers(tmp_path: Path) -> None:
+    """A file that cannot be read (the page: a dropped file whose bytes the browser refuses;
+    the CLI: a missing path) is red with the anchor's reasons and ``unreadable``, alike."""
+    from pytools.publish.verify import unreadable
+
+    paths = make_release(tmp_path)
+    job = {"manifest": {"name": "certificates/MANIFEST.json",
+                        "b64": _b64(paths["manifest"].read_bytes())},
+           "envelope": None, "schemas": package_schemas().for_page(),
+           "cases": [{"name": "gone.json", "b64": "", "unreadable": "no such file"}],
+           "canon": []}
+    (js,) = _node(tmp_path, job)["verdicts"]
+    anchor = check_anchor(load_manifest(paths["manifest"]), AnchorOptions(), None, "none")
+    python = unreadable(Path("gone.json"), "no such file", anchor)
+    assert not js["green"] and not python.green
+    assert js["codes"] == python.codes == ["integrity-only", "unreadable"]
+    assert js["reasons"] == python.reasons

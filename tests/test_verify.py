@@ -667,7 +667,24 @@ def test_cli_json_lists_every_input_and_the_manifest(release: dict[str, Path],
     assert "no such file" in report["verdicts"][2]["error"]
     assert "not a file" in report["verdicts"][3]["error"]
     assert report["green"] is False
+    # Every input has the same keys, errors included (a script reading v["codes"] works).
+    keys = {"path", "green", "reasons", "codes", "sha256", "kind", "result", "error"}
+    assert all(set(v) == keys for v in report["verdicts"]), report["verdicts"]
+    assert report["verdicts"][0]["error"] is None
+    assert report["verdicts"][2]["codes"] == ["integrity-only", "unreadable"]
     unusable = _run_cli("--json", "--manifest", str(missing), str(release["floor"]))
     body = json.loads(unusable.stdout)
     assert unusable.returncode == 2 and "no such file" in body["manifest"]["error"]
     assert body["verdicts"][0]["path"] == str(release["floor"])
+    assert set(body["verdicts"][0]) == keys and body["verdicts"][0]["codes"] == ["unreadable"]
+
+
+def test_cli_text_says_why_a_file_is_red_under_a_failed_pin(release: dict[str, Path]) -> None:
+    """A file red only because the manifest's pin failed names that reason under the file,
+    not only in the header (it used to list just ``listed: ...``)."""
+    out = _run_cli("--manifest", str(release["manifest"]), "--manifest-sha256", "0" * 64,
+                   str(release["floor"]))
+    assert out.returncode == 1
+    lines = out.stdout.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("RED"))
+    assert any("manifest-not-pinned" in ln for ln in lines[at + 1:]), out.stdout

@@ -73,8 +73,21 @@ class Verdict:
         """The reason codes, without details."""
         return [code_of(reason) for reason in self.reasons]
 
+    @property
+    def error(self) -> str | None:
+        """Why the file could not be checked at all (an ``unreadable`` reason), else None."""
+        return next((r.split(": ", 1)[-1] for r in self.reasons
+                     if code_of(r) == "unreadable"), None)
+
     def as_json(self) -> dict[str, Any]:
-        return asdict(self) | {"codes": self.codes}
+        """The same keys for every input, a file that could not be read included (README)."""
+        return asdict(self) | {"codes": self.codes, "error": self.error}
+
+
+def unreadable(path: Path, why: str, anchor: Anchor | None = None) -> Verdict:
+    """The red verdict of an input that could not be read (its anchor's reasons kept)."""
+    reasons = [*(anchor.reasons if anchor else ()), f"unreadable: {why}"]
+    return _verdict(reasons, str(path), "", "unknown")
 
 
 def _verdict(reasons: list[str], name: str, sha: str, kind: str,
@@ -332,8 +345,8 @@ def run_verify(
         anchor = anchor_for(manifest, manifest_path, options, signature)
     except VerifyError as exc:
         report["manifest"]["error"] = str(exc)
-        report["verdicts"] = [{"path": str(f), "green": False,
-                               "error": "not checked: the manifest is unusable"} for f in files]
+        report["verdicts"] = [unreadable(f, "not checked: the manifest is unusable").as_json()
+                              for f in files]
         report["green"] = False
         return report, 2
     report["manifest"].update({
@@ -352,7 +365,7 @@ def run_verify(
         try:
             verdict = verify_file(file, manifest, anchor)
         except VerifyError as exc:
-            report["verdicts"].append({"path": str(file), "green": False, "error": str(exc)})
+            report["verdicts"].append(unreadable(file, str(exc), anchor).as_json())
             status = 2
             continue
         report["verdicts"].append(verdict.as_json())

@@ -98,7 +98,9 @@
     var out = [];
     for (var k = 0; k < files.length; k++) {
       if (files[k].role !== "file") continue;
-      out.push({ index: k, verdict: await PCV.verifyBytes(files[k].bytes, manifest, schemas, files[k].name, anchor) });
+      out.push({ index: k, verdict: files[k].error !== undefined
+        ? PCV.unreadable(files[k].name, files[k].error, anchor)
+        : await PCV.verifyBytes(files[k].bytes, manifest, schemas, files[k].name, anchor) });
     }
     return { manifest: manifest, anchor: anchor, verdicts: out };
   }
@@ -157,7 +159,11 @@
         files.push({ name: f.name, bytes: new Uint8Array(PCV.MAX_BYTES + 1) });
         continue;
       }
-      files.push({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) });
+      try {
+        files.push({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) });
+      } catch (e) {
+        files.push({ name: f.name, bytes: new Uint8Array(0), error: String(e && e.message || e) });
+      }
     }
     await run(classify(files), userOptions());
   }

@@ -758,6 +758,13 @@ var PCV = (function () {
       : typeof obj === "number" ? "float" : typeof obj === "boolean" ? "bool" : "NoneType";
   }
 
+  /* The red verdict of an input that could not be read (as the command line gives it). */
+  function unreadable(name, why, anchor) {
+    var reasons = anchor ? anchor.reasons.slice() : [];
+    reasons.push("unreadable: " + why);
+    return verdict(reasons, name || "<file>", "", "unknown");
+  }
+
   /* bytes: Uint8Array; manifest: from loadManifest; anchor: from checkAnchor (or null). */
   async function verifyBytes(bytes, manifest, schemas, name, anchor) {
     name = name || "<bytes>";
@@ -857,7 +864,7 @@ var PCV = (function () {
     sha256: sha256, schemaErrors: schemaErrors, certificateErrors: certificateErrors, loadManifest: loadManifest,
     ManifestError: ManifestError, KeyFileError: KeyFileError, parsePublicKeys: parsePublicKeys,
     ed25519Supported: ed25519Supported, checkAnchor: checkAnchor, anchorSummary: anchorSummary,
-    verifyBytes: verifyBytes, normalisePin: normalisePin, JsonError: JsonError, b64decode: b64decode,
+    verifyBytes: verifyBytes, unreadable: unreadable, normalisePin: normalisePin, JsonError: JsonError, b64decode: b64decode,
     meaning: meaning
   };
 })();
