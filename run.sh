@@ -61,13 +61,17 @@ case "$cmd" in
     PYTOOLS_EXTRAS=test,browser,admission setup_python
     setup_lean
     log "browser set-up (Debian chromium, driven by playwright)"
-    PYTHON="$PY" sh .ci/install-browser.sh || log "browser set-up failed: browser tests will skip"
+    if ! PYTHON="$PY" sh .ci/install-browser.sh; then
+      # In CI a missing component is a failure, never a silent skip.
+      [ -n "${CI:-}" ] && { log "browser set-up failed (CI): failing"; exit 1; }
+      log "browser set-up failed: browser tests will skip"
+    fi
     start=$(date +%s)
     # The engines' install (~10 min, mostly download and unpacking) runs beside the fast tests
     # and the Lean build, which are CPU-bound; the engine tests wait for it at the end.
     engines_log=$(mktemp)
     engines_pid=
-    if [ "${PYTOOLS_ENGINES:-}" = skip ]; then
+    if [ "${PYTOOLS_ENGINES:-}" = skip ] && [ -z "${CI:-}" ]; then
       log "PYTOOLS_ENGINES=skip: not installing the engines; the engine tests will skip"
     else
       log "engine install started in the background (.ci/engines/install.sh)"
@@ -91,6 +95,7 @@ case "$cmd" in
       if [ "$erc" = 0 ]; then
         log "engines ready $(( $(date +%s) - estart ))s after the install started (in the background)"
       else
+        [ -n "${CI:-}" ] && { log "engine install failed (CI): failing"; exit 1; }
         log "engine install failed: the engine tests will skip"
       fi
     fi
