@@ -44,6 +44,22 @@ def require_writable(folder: Path) -> None:
                               str(folder))
 
 
+def check_can_write(path: Path) -> None:
+    """Raise an ``OSError`` naming the culprit unless ``path`` could be written now: it is not
+    a folder, and the nearest existing folder above it is a folder and writable (see
+    :func:`require_writable`). Creates nothing: for commands that check before they compute."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "Is a directory, not a file", str(path))
+    for ancestor in path.parents:
+        if ancestor.exists():
+            if not ancestor.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, "Not a directory (a file stands there)",
+                                         str(ancestor))
+            require_writable(ancestor)
+            return
+
+
 def atomic_write_bytes(
     path: str | os.PathLike[str], data: bytes, mode: int = 0o644, fsync: bool = True
 ) -> None:

@@ -150,3 +150,18 @@ def test_make_dirs_names_the_file_in_the_way(tmp_path: Path) -> None:
     with pytest.raises(NotADirectoryError) as info:
         make_dirs(tmp_path / "f" / "a" / "b")
     assert info.value.filename == str(tmp_path / "f")
+
+
+# --- keygen -------------------------------------------------------------------------------
+
+
+def test_keygen_replaces_an_older_public_key_only(tmp_path: Path) -> None:
+    assert run("keygen", str(tmp_path / "a.pem"), str(tmp_path / "pub.pem")).exit_code == 0
+    older = (tmp_path / "pub.pem").read_bytes()
+    assert run("keygen", str(tmp_path / "b.pem"), str(tmp_path / "pub.pem")).exit_code == 0
+    assert (tmp_path / "pub.pem").read_bytes() != older
+    (tmp_path / "notes.txt").write_bytes(b"mine\n")
+    one_error(run("keygen", str(tmp_path / "c.pem"), str(tmp_path / "notes.txt")),
+              str(tmp_path / "notes.txt"), "not a PEM public key")
+    assert (tmp_path / "notes.txt").read_bytes() == b"mine\n"
+    assert not (tmp_path / "c.pem").exists()
