@@ -8,7 +8,9 @@ of the project, so ``lean``, ``results``, ``publish`` and ``admission`` can all 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -20,10 +22,42 @@ def make_dirs(folder: Path, mode: int = 0o755) -> None:
     for candidate in (folder, *folder.parents):
         if candidate.is_dir():
             break
+        if candidate.exists():
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory (a file stands there)",
+                                     str(candidate))
         missing.append(candidate)
     for created in reversed(missing):
         created.mkdir(exist_ok=True)
         os.chmod(created, mode)
+
+
+def require_writable(folder: Path) -> None:
+    """Raise ``PermissionError`` (naming ``folder``) if ``folder`` exists and may not be written
+    into: by access(2), or because its owner-write bit is off, which is honoured for root too
+    (access(2) lets root write anywhere; a folder made read-only is meant to stay as it is)."""
+    try:
+        mode = os.stat(folder).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode) and (not mode & stat.S_IWUSR or not os.access(folder, os.W_OK)):
+        raise PermissionError(errno.EACCES, "Permission denied (the folder is read-only)",
+                              str(folder))
+
+
+def check_can_write(path: Path) -> None:
+    """Raise an ``OSError`` naming the culprit unless ``path`` could be written now: it is not
+    a folder, and the nearest existing folder above it is a folder and writable (see
+    :func:`require_writable`). Creates nothing: for commands that check before they compute."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "Is a directory, not a file", str(path))
+    for ancestor in path.parents:
+        if ancestor.exists():
+            if not ancestor.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, "Not a directory (a file stands there)",
+                                         str(ancestor))
+            require_writable(ancestor)
+            return
 
 
 def atomic_write_bytes(
@@ -37,6 +71,7 @@ def atomic_write_bytes(
     """
     target = Path(path)
     make_dirs(target.parent)
+    require_writable(target.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -239,7 +239,7 @@ def test_planted_edit_of_a_published_file_stops_the_build(tmp_path: Path) -> Non
     before = (tmp_path / "site" / "index.html").read_bytes()
     paths["floor"].write_bytes(paths["floor"].read_bytes().replace(b"Price", b"Prize"))
     with pytest.raises(SiteError, match=r"isolation-floor.json: SHA-256 or size differs"):
-        build_site(tmp_path, tmp_path / "site", now=NOW)
+        build_site(tmp_path, tmp_path / "site", now=NOW, force=True)
     assert (tmp_path / "site" / "index.html").read_bytes() == before  # old site intact
     assert sorted(p.name for p in tmp_path.iterdir()) == ["certificates", "data", "site"]
 

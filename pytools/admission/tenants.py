@@ -65,9 +65,19 @@ def new_api_key() -> str:
 def load_tenants(path: Path) -> Tenants:
     """Read and check a tenants file; every problem names the file."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = Path(path).read_bytes()
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the tenants file: {exc}") from None
+        raise ConfigError(f"{path}: cannot read the tenants file: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: the tenants file is not UTF-8 text ({exc.reason} at byte "
+                          f"{exc.start})") from None
+    if text.startswith("\ufeff"):
+        raise ConfigError(f"{path}: the tenants file starts with a UTF-8 byte-order mark; "
+                          "save it as UTF-8 without one")
+    try:
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: not valid JSON: {exc}") from None
     if not isinstance(doc, dict) or doc.get("version") != TENANTS_VERSION:
@@ -103,16 +113,21 @@ def add_tenant(path: Path, tenant_id: str) -> str:
         raise ConfigError(f"invalid tenant id {tenant_id!r} (letters, digits, . _ -; max 64)")
     path = Path(path)
     entries: list[dict[str, str]] = []
-    if path.exists():
+    if path.exists() or path.is_symlink():
         load_tenants(path)  # refuse to extend a broken file
-        entries = json.loads(path.read_text(encoding="utf-8"))["tenants"]
+        entries = json.loads(path.read_bytes().decode("utf-8"))["tenants"]
         if any(e["id"] == tenant_id for e in entries):
             raise ConfigError(f"{path}: tenant {tenant_id!r} already exists")
     key = new_api_key()
     entries.append({"id": tenant_id, "key_sha256": key_hash(key)})
     data = json.dumps({"version": TENANTS_VERSION, "tenants": entries}, indent=2) + "\n"
     # 0o600 as before: only the proxy's user reads who its tenants are
-    atomic_write_text(path, data, mode=0o600)
+    try:
+        atomic_write_text(path, data, mode=0o600)
+    except OSError as exc:
+        where = exc.filename or path.parent
+        raise ConfigError(f"{path}: cannot write the tenants file: {where}: "
+                          f"{exc.strerror or exc}; nothing was written") from None
     return key
 
 

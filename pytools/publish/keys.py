@@ -27,7 +27,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from pytools.files import atomic_write_bytes
+from pytools.files import atomic_write_bytes, check_can_write, make_dirs
 
 #: Environment variable holding the password of an encrypted signing key.
 PASSWORD_ENV = "PYTOOLS_SIGN_KEY_PASSWORD"
@@ -151,20 +151,43 @@ def load_trusted_keys(paths: list[Path]) -> dict[str, TrustedKey]:
     return keys
 
 
+#: How a PEM public key file begins: the only file ``keygen`` may write over (an older key).
+PUBLIC_PEM_HEAD = b"-----BEGIN PUBLIC KEY-----"
+
+
 def generate(private_path: Path, public_path: Path) -> str:
     """Write a new Ed25519 key pair (private: 0600, never overwritten); return its key id."""
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption())
-    private_path.parent.mkdir(parents=True, exist_ok=True)
+    if private_path.exists() or private_path.is_symlink():
+        raise KeyFileError(f"{private_path}: exists; refusing to overwrite a key")
+    if public_path.is_file() and not public_path.read_bytes().startswith(PUBLIC_PEM_HEAD):
+        raise KeyFileError(f"{public_path}: exists and is not a PEM public key; refusing to "
+                           "overwrite it")
+    if Path(os.path.abspath(private_path)) == Path(os.path.abspath(public_path)):
+        raise KeyFileError(f"{private_path}: the private and the public key need two files")
+    try:  # both checked before either is written: a failure leaves neither
+        check_can_write(private_path)
+        check_can_write(public_path)
+        make_dirs(private_path.parent)
+    except OSError as exc:
+        raise KeyFileError(f"{exc.filename}: {exc.strerror or exc}; no key was written") from None
     try:
         fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         raise KeyFileError(f"{private_path}: exists; refusing to overwrite a key") from None
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(pem)
-    os.chmod(private_path, 0o600)
-    atomic_write_bytes(public_path, public_pem(key.public_key()), mode=0o644)
+    except OSError as exc:
+        raise KeyFileError(f"{private_path}: {exc.strerror or exc}; no key was written") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(pem)
+        os.chmod(private_path, 0o600)
+        atomic_write_bytes(public_path, public_pem(key.public_key()), mode=0o644)
+    except OSError as exc:
+        private_path.unlink()  # ours: written just now, useless without its public half
+        raise KeyFileError(f"{exc.filename or public_path}: {exc.strerror or exc}; "
+                           "no key was written") from None
     return keyid(key.public_key())
 
 

@@ -24,14 +24,10 @@ of X matched".
 from __future__ import annotations
 
 import base64
-import contextlib
 import datetime as dt
 import hashlib
 import json
-import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -40,12 +36,12 @@ from typing import Any
 import click
 import jinja2
 
-from pytools.files import atomic_write_bytes
 from pytools.paths import project_root
 from pytools.publish.codes import table_for_page
 from pytools.publish.keys import KeyFileError, TrustedKey, load_trusted_keys
 
 from .evidence import RULES, STALE_DAYS
+from .placement import check_out, place_site
 from .release import Recompute, Release, Sample, SiteError, build_samples, load_release
 
 #: Files of the page template (package data, ``pytools/publish/site/templates``).
@@ -183,40 +179,33 @@ def build_site(
     now: dt.datetime | None = None,
     recompute: Recompute | None = None,
     publisher_keys: dict[str, TrustedKey] | None = None,
+    force: bool = False,
 ) -> Path:
-    """Build the site into ``out`` atomically (a temp folder swapped in); return index.html."""
+    """Build the site into ``out`` by the rule of :mod:`.placement` (a new or empty folder,
+    or with ``force`` an earlier site of this tool); return index.html."""
+    check_out(out, force)  # before the (possibly long) build: fail early
     now = now or dt.datetime.now(dt.UTC)
     release = load_release(root, manifest_path, now, recompute=recompute)
     html = render_page(release, now.strftime("%Y-%m-%d %H:%M UTC"), publisher_keys)
-    out = out.resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700: a web server as another user says 404
-        atomic_write_bytes(tmp / "index.html", html.encode("utf-8"))
-        for published in release.files:
-            atomic_write_bytes(tmp / published.path, published.data)
-        atomic_write_bytes(tmp / release.manifest_rel, release.manifest_bytes)
-        if release.envelope is not None:
-            atomic_write_bytes(tmp / release.envelope_rel, release.envelope)
-        old = None
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
-            old.rmdir()
-            out.rename(old)
-        tmp.rename(out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(tmp)
-        raise
-    return out / "index.html"
+    files = {"index.html": html.encode("utf-8")}
+    for published in release.files:
+        files[published.path] = published.data
+    files[release.manifest_rel] = release.manifest_bytes
+    if release.envelope is not None:
+        files[release.envelope_rel] = release.envelope
+    return place_site(out, files, force=force) / "index.html"
 
 
 @click.command()
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None,
-              help="Output folder (default: site/ under the project root).")
+              help="Output folder (default: site/ under the project root): absent or empty, "
+              "or an earlier site of this tool with --force. A regular file, a read-only "
+              "folder or a non-empty folder that is not a site of this tool is refused and "
+              "left untouched.")
+@click.option("--force", is_flag=True,
+              help="Replace an earlier site at --out (a folder with the .pytools-site.json "
+              "marker this tool writes), only if it holds nothing but the files the tool "
+              "wrote there, unedited; anything else is named and nothing is replaced.")
 @click.option("--manifest", "manifest_path", type=click.Path(path_type=Path), default=None,
               help="Manifest to build from (default: certificates/MANIFEST.json).")
 @click.option("--root", "root", type=click.Path(path_type=Path, file_okay=False), default=None,
@@ -227,15 +216,15 @@ def build_site(
 @click.option("--key", "keys", multiple=True, type=click.Path(path_type=Path),
               help="The publisher's public key (PEM), for the page's signed samples; the page "
               "never pre-fills or trusts it.")
-def main(out: Path | None, manifest_path: Path | None, root: Path | None, recompute: bool,
-         keys: tuple[Path, ...]) -> None:
+def main(out: Path | None, force: bool, manifest_path: Path | None, root: Path | None,
+         recompute: bool, keys: tuple[Path, ...]) -> None:
     """Build the static product page with its offline verifier."""
     root = (root or project_root()).resolve()
     try:
         publisher = load_trusted_keys(list(keys)) if keys else None
         index = build_site(root, out or root / "site", manifest_path,
                            recompute=registry_recompute if recompute else None,
-                           publisher_keys=publisher)
+                           publisher_keys=publisher, force=force)
     except (SiteError, KeyFileError) as exc:
         hint = ""
         if "MANIFEST.json: no such file" in str(exc):

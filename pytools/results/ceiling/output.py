@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from pytools.files import require_writable
+
 #: Writes one output into the open (binary) file it is given.
 Writer = Callable[[BinaryIO], None]
 
@@ -57,6 +59,12 @@ def check_folder(out_dir: Path) -> None:
     except OSError as exc:
         raise OutputError(f"{out_dir}: cannot create the output folder: "
                           f"{exc.strerror or exc}") from None
+    for folder in (out_dir, out_dir.parent):
+        try:
+            require_writable(folder)
+        except PermissionError:
+            raise OutputError(f"{out_dir}: cannot write the outputs: {folder} is read-only; "
+                              "nothing was written") from None
 
 
 def write_outputs(out_dir: Path, outputs: Mapping[str, Writer]) -> list[Written]:
@@ -88,7 +96,11 @@ def write_outputs(out_dir: Path, outputs: Mapping[str, Writer]) -> list[Written]
             os.replace(tmp, out_dir)
         else:
             for name in outputs:
-                os.replace(tmp / name, out_dir / name)
+                try:
+                    os.replace(tmp / name, out_dir / name)
+                except OSError as exc:
+                    raise OutputError(f"{out_dir / name}: could not be written: "
+                                      f"{exc.strerror or exc}") from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(tmp)

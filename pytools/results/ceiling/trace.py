@@ -268,6 +268,9 @@ def _parse_line(path: Path, lineno: int, line: str) -> list[int]:
     where = f"{path}:{lineno}"
     if not line.strip():
         raise TraceError(f"{where}: empty line (expected one JSON object a line)")
+    if line.startswith("\ufeff"):
+        raise TraceError(f"{where}: starts with a UTF-8 byte-order mark (BOM); a trace is "
+                         "UTF-8 without one (remove the first 3 bytes)")
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:

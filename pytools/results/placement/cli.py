@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from pytools.files import check_can_write
 from pytools.paths import sha256_file
 from pytools.results.command import result_group
 
@@ -49,6 +50,12 @@ def solve_cmd(root: Path, instance: Path | None) -> None:
               help="Also write the CSV table and the SVG plot into this folder.")
 def sweep_cmd(out: Path | None) -> None:
     """Pooled against per-instance hit rates over 1..16 hosts."""
+    if out is not None:  # before the sweep: a bad folder fails now, not after it
+        try:
+            check_can_write(out / "placement_sweep.csv")
+        except OSError as exc:
+            raise click.ClickException(f"{out}: cannot write the sweep there: "
+                                       f"{exc.filename}: {exc.strerror or exc}") from None
     start = time.perf_counter()
     try:
         rows = sweep()
@@ -58,7 +65,12 @@ def sweep_cmd(out: Path | None) -> None:
     click.echo(sweep_table(rows), nl=False)
     click.echo(f"sweep time (not a figure): {time.perf_counter() - start:.2f} s")
     if out is not None:
-        for p in write_sweep(out, rows):
+        try:
+            written = write_sweep(out, rows)
+        except OSError as exc:
+            raise click.ClickException(f"{exc.filename or out}: cannot write the sweep: "
+                                       f"{exc.strerror or exc}") from None
+        for p in written:
             click.echo(f"wrote {p}")
 
 

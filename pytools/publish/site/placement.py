@@ -1,0 +1,203 @@
+"""Where ``pytools site`` puts a site, and what it may replace.
+
+The rule (also in ``pytools site --help`` and README):
+
+- ``--out`` absent (or an empty folder): the site is built in a temporary folder beside it and
+  renamed into place;
+- a regular file (or anything else that is not a folder) at ``--out`` or above it: refused;
+- a folder that is not writable (or whose owner-write bit is off, which stops root too):
+  refused, left as it is;
+- a non-empty folder without the marker :data:`MARKER`: refused, left as it is (it is not a
+  site of this tool);
+- a previous site (a folder with the marker): refused without ``--force``; with ``--force``
+  it is replaced wholesale (new site in a sibling temp folder, then two renames), but only if
+  every file in it is one the tool wrote, with the bytes it wrote (the marker lists each
+  file's SHA-256): a file added or edited since is named and nothing is replaced. The old
+  site's files are then removed one by one from the marker's list, never by ``rmtree``.
+
+Every refusal is a :class:`SiteOutputError` naming the path and the problem, raised before
+anything is written; a failure while writing removes the temporary folder and leaves
+``--out`` as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytools.files import atomic_write_bytes
+
+from .release import SiteError
+
+#: The file written into every site this tool builds: which files it wrote, and their hashes.
+MARKER = ".pytools-site.json"
+MARKER_TOOL = "pytools site"
+
+
+class SiteOutputError(SiteError):
+    """``--out`` cannot take the site; the message names the path and the problem."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What is at ``out`` now: ``"absent"``, ``"empty"`` or ``"site"`` (a previous site, whose
+    files the marker lists)."""
+
+    out: Path
+    kind: str
+    previous: tuple[str, ...] = ()
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _marker_files(out: Path) -> dict[str, str] | None:
+    """The files a previous site's marker lists (relative path -> SHA-256), or None."""
+    marker = out / MARKER
+    if not marker.is_file():
+        return None
+    try:
+        data = json.loads(marker.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("tool") != MARKER_TOOL:
+        return None
+    files = data.get("files")
+    if not isinstance(files, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in files.items()
+    ):
+        return None
+    return files
+
+
+def _foreign(out: Path, listed: Mapping[str, str]) -> str | None:
+    """The first entry of ``out`` the tool did not write (or that changed since), or None."""
+    for folder, dirs, names in os.walk(out, onerror=_raise):
+        base = Path(folder)
+        for name in sorted(dirs):
+            if (base / name).is_symlink():
+                return str((base / name).relative_to(out))
+        for name in sorted(names):
+            path = base / name
+            rel = path.relative_to(out).as_posix()
+            if rel == MARKER:
+                continue
+            if path.is_symlink() or not path.is_file() or listed.get(rel) != _sha256(path):
+                return rel
+    return None
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
+def check_out(out: Path, force: bool) -> Placement:
+    """Say whether ``out`` may take a site (see the module's rule); raise if not."""
+    out = Path(os.path.abspath(out))
+    for ancestor in (out, *out.parents):
+        if ancestor.exists() or ancestor.is_symlink():
+            if not ancestor.is_dir():
+                what = "is a regular file" if ancestor.is_file() else "is not a folder"
+                raise SiteOutputError(f"{out}: cannot put the site there: {ancestor} {what}; "
+                                      "nothing was written")
+            break
+    if not out.exists():
+        return Placement(out, "absent")
+    try:
+        mode = out.stat().st_mode
+        entries = list(out.iterdir())
+    except OSError as exc:
+        raise SiteOutputError(f"{out}: cannot read the folder: {_why(exc)}") from None
+    if not os.access(out, os.W_OK) or not mode & stat.S_IWUSR:
+        raise SiteOutputError(f"{out}: the folder is read-only "
+                              f"(mode {stat.S_IMODE(mode):o}); nothing was written")
+    if not entries:
+        return Placement(out, "empty")
+    listed = _marker_files(out)
+    if listed is None:
+        raise SiteOutputError(
+            f"{out}: the folder is not empty and is not a site built by pytools site "
+            f"(no {MARKER}); nothing was written or deleted: choose a new or empty folder")
+    if not force:
+        raise SiteOutputError(
+            f"{out}: holds an earlier site; pass --force to replace it (nothing was written)")
+    try:
+        stranger = _foreign(out, listed)
+    except OSError as exc:
+        raise SiteOutputError(f"{out}: cannot read the earlier site: {_why(exc)}") from None
+    if stranger is not None:
+        raise SiteOutputError(
+            f"{out / stranger}: was not written by pytools site (added or edited since the "
+            f"earlier site was built); nothing was replaced: move it away first")
+    return Placement(out, "site", tuple(sorted(listed)))
+
+
+def _remove_old_site(old: Path, previous: tuple[str, ...]) -> None:
+    """Remove the files an earlier site's marker lists, then its empty folders; anything
+    else (a file that appeared since the check) is left where it is."""
+    for rel in (*previous, MARKER):
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            (old / rel).unlink()
+    for folder, _dirs, _names in sorted(os.walk(old), key=lambda w: -len(w[0])):
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
+
+
+def place_site(out: Path, files: Mapping[str, bytes], force: bool = False) -> Path:
+    """Write ``files`` (relative path -> bytes) and the marker as the site at ``out``, by the
+    module's rule; return ``out``'s absolute path."""
+    plan = check_out(out, force)
+    out = plan.out
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    except OSError as exc:
+        raise SiteOutputError(f"{out}: cannot write beside it in {out.parent}: "
+                              f"{_why(exc)}; nothing was written") from None
+    old: Path | None = None
+    try:
+        try:
+            os.chmod(tmp, 0o755)  # mkdtemp makes it 0700: a web server as another user: 404
+            digests = {}
+            for rel, data in files.items():
+                atomic_write_bytes(tmp / rel, data)
+                digests[rel] = hashlib.sha256(data).hexdigest()
+            marker = {"tool": MARKER_TOOL, "files": dict(sorted(digests.items()))}
+            atomic_write_bytes(tmp / MARKER,
+                               (json.dumps(marker, indent=1) + "\n").encode("utf-8"))
+            if plan.kind != "absent":
+                old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+                old.rmdir()
+                out.rename(old)
+            tmp.rename(out)
+        except OSError as exc:
+            if old is not None and not out.exists():
+                with contextlib.suppress(OSError):
+                    old.rename(out)
+                old = None
+            raise SiteOutputError(f"{exc.filename or out}: could not write the site: "
+                                  f"{_why(exc)}; {out} is as it was") from None
+    except BaseException:
+        _remove_tmp(tmp, files)
+        raise
+    if old is not None:
+        _remove_old_site(old, plan.previous)
+    return out
+
+
+def _remove_tmp(tmp: Path, files: Mapping[str, bytes]) -> None:
+    """Remove the temporary folder this call made (only what it wrote into it)."""
+    if tmp.exists():
+        _remove_old_site(tmp, tuple(files))
