@@ -180,10 +180,15 @@ def test_instances_of_core_classes_on_core_types(report: AuditReport) -> None:
     assert ("instInhabitedColor", META) not in {(f.declaration, f.module)
                                                for f in report.findings}
     decls = report.by_name()
-    assert decls["one_add_one"].statement == "1 + 1 = 3"  # true under the local `Add Nat`
-    assert decls["five_le_two"].statement == "5 ≤ 2"
+    # true under the local `Add Nat` and `myLE`; printed `1 + 1 = 3` and `5 ≤ 2` before
+    # issue 24: the printer now shows an instance argument that is not core's
+    assert decls["one_add_one"].statement == (
+        "@HAdd.hAdd Nat Nat Nat (@instHAdd Nat localAdd) 1 1 = 3")
+    assert decls["five_le_two"].statement == "@LE.le Nat myLE 5 2"
     assert {("one_add_one", META), ("five_le_two", META)} <= found(report,
                                                                   "depends-on-finding")
+    assert {("one_add_one", META), ("five_le_two", META)} <= found(report,
+                                                                  "statement-instance")
 
 
 def test_kernel_option_in_source(report: AuditReport) -> None:
@@ -325,3 +330,156 @@ def test_real_library_has_no_finding_and_readable_statements() -> None:
         text = by_name[name].statement
         assert "_@" not in text and "_hyg" not in text and "Exists fun" not in text, text
     assert len(r.meanings) == len(theorems)
+
+
+# --------------------------------------------------------------------------- issue 24: meaning
+
+MEANING = "AuditFixture.Meaning"
+
+
+@pytest.fixture(scope="module")
+def meaning(cache: Path) -> AuditReport:
+    """``Meaning`` (imports ``Init``): every route found by which an instance of a core class
+    at core types changes what a statement means while it prints the same."""
+    return audit_modules([MEANING], [OLEAN], core_dir=CORE, root=MEANING, cache_dir=cache)
+
+
+#: (route, the instance, the theorem that prints like a core statement and uses it)
+ROUTES = [
+    ("instance argument of a library type", "argLE", "two_pow_64_le_five"),
+    ("reducible alias of Nat, numerals", "aliasOfNat", "five_eq_zero"),
+    ("reducible alias of Nat", "aliasLT", "nine_lt_one"),
+    ("library alias of a core class", "aliasMul", "three_mul_three"),
+    ("parent projection of a library class", "Fancy.toAdd", "one_add_one"),
+    ("definition whose type is a class", "castZero", "cast_five"),
+    ("attribute [instance] on a library definition", "modSeven", "mod_eq_seven"),
+    ("local instance", "subLocal", "one_sub_one"),
+    ("scoped instance", "Sc.divScoped", "six_div_two"),
+    ("core-valued default", "inhabitedFive", "default_eq_five"),
+    ("field of a library structure", "Box.le", "box_le"),
+]
+
+
+@pytest.mark.parametrize(("route", "instance", "theorem"), ROUTES)
+def test_instances_are_judged_by_their_conclusion(meaning: AuditReport, route: str,
+                                                  instance: str, theorem: str) -> None:
+    """Measured on this fixture with the rule of commit b76d3fd (which accepted an instance
+    whose type mentions any library constant): ``argLE``, ``aliasOfNat``, ``aliasLT``,
+    ``aliasMul``, ``Fancy.toAdd`` and ``Box.le`` were not findings, and neither were the
+    theorems using them; the other routes were already found."""
+    assert (f"Meaning.{instance}", MEANING) in found(meaning, "core-instance"), route
+    subjects = {f.subject.split(" (")[0] for f in meaning.findings
+                if f.declaration == f"Meaning.{theorem}" and f.rule == "depends-on-finding"}
+    assert f"Meaning.{instance}" in subjects, route
+
+
+def test_meaning_controls(meaning: AuditReport) -> None:
+    """The library's own types and classes are fine: an order on ``Tag``, ``Inhabited
+    Tag``, the derived ``DecidableEq``, the instance of the library class ``Fancy``; core's
+    own instances and an instance taken as a hypothesis (``core_le``)."""
+    flagged = {d for d, _ in found(meaning, "core-instance")}
+    for ok in ("Meaning.instLETag", "Meaning.instInhabitedTag", "Meaning.instDecidableEqTag",
+               "Meaning.instFancyNat"):
+        assert ok not in flagged
+    clean = {f.declaration for f in meaning.findings}
+    assert "Meaning.tag_a_le_b" not in clean and "Meaning.core_le" not in clean
+    # registered instances are judged strictly: Decidable and Prop-valued ones too
+    assert {"Meaning.decLe", "Meaning.nonemptyNat"} <= flagged
+
+
+#: (theorem, the class and what its instance argument comes from): rule statement-instance.
+#: The first eleven use an instance that rule core-instance also reports; the rest have no
+#: instance to report: a term written in, or reached through a library function.
+STATEMENT_ROUTES = [
+    ("two_pow_64_le_five", "LE from Meaning.argLE"),
+    ("five_eq_zero", "OfNat from Meaning.aliasOfNat"),
+    ("nine_lt_one", "LT from Meaning.aliasLT"),
+    ("three_mul_three", "Mul from Meaning.aliasMul"),
+    ("one_add_one", "Add from Meaning.Fancy.toAdd"),
+    ("cast_five", "NatCast from Meaning.castZero"),
+    ("mod_eq_seven", "Mod from Meaning.modSeven"),
+    ("one_sub_one", "Sub from Meaning.subLocal"),
+    ("six_div_two", "Div from Meaning.Sc.divScoped"),
+    ("default_eq_five", "Inhabited from Meaning.inhabitedFive"),
+    ("two_add_two", "HAdd from Meaning.hAddDirect"),
+    ("box_le", "LE from Meaning.Box.le"),
+    ("mk_le", "LE from Meaning.mkLE"),
+    ("passed_le", "LE from Meaning.mkLE"),
+    ("inline_le", "LE from LE.mk (not an instance)"),
+    ("let_le", "LE from LE.mk (not an instance)"),
+    ("let_le", "LE from a bound term that is not core's"),
+    ("beta_le", "LE from LE.mk (not an instance)"),
+    ("beta_le", "LE from a bound term that is not core's"),
+    ("holds_five", "LE from LE.mk (not an instance)"),
+]
+
+
+@pytest.mark.parametrize(("theorem", "subject"), STATEMENT_ROUTES)
+def test_statements_are_judged_by_their_instances(meaning: AuditReport, theorem: str,
+                                                  subject: str) -> None:
+    """Each statement's instance argument of a core class at core types is not core's, and
+    rule ``statement-instance`` names the class and where the argument comes from. Before
+    this rule (commit b76d3fd plus issue 24 part 1) ``inline_le``, ``let_le``, ``beta_le``,
+    ``holds_five`` and ``big_le_small`` had no finding at all."""
+    subjects = {f.subject for f in meaning.findings
+                if f.declaration == f"Meaning.{theorem}" and f.rule == "statement-instance"}
+    assert f"{subject} (in its statement)" in subjects, subjects
+
+
+def test_a_definition_body_is_judged_and_its_users_reported(meaning: AuditReport) -> None:
+    """``big_le_small`` only names ``bigLeSmall``, whose body holds the written-in term."""
+    assert ("Meaning.bigLeSmall", MEANING) in found(meaning, "statement-instance")
+    assert any(f.declaration == "Meaning.big_le_small" and f.rule == "depends-on-finding"
+               and f.subject.startswith("Meaning.bigLeSmall (") for f in meaning.findings)
+
+
+def test_statement_instance_controls(meaning: AuditReport) -> None:
+    """Core's instances, a hypothesis, the library's own order, a coercion Lean unfolds
+    (``coe_true`` is stored as ``7 = 7``: it says what it means), and the two exemptions
+    (a written-in ``Decidable`` and two written-in ``Nonempty Nat`` terms)."""
+    flagged = {d for d, _ in found(meaning, "statement-instance")}
+    for ok in ("core_le", "tag_a_le_b", "coe_true", "decide_is_true", "of_nonempty_written",
+               "decide_instances_agree", "prop_instances_agree"):
+        assert f"Meaning.{ok}" not in flagged, ok
+    assert meaning.by_name()["Meaning.coe_true"].statement == "7 = 7"
+
+
+def test_exemptions_are_what_keeps_their_controls_clean(
+        meaning: AuditReport, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule does see the exempt arguments: with the exemptions switched off, the two
+    controls are findings. Each exemption's argument is a theorem of the fixture, proved
+    with only core's allowed axioms and no finding (``decide_instances_agree``: any two
+    ``Decidable p`` give the same ``decide``; ``of_nonempty_written``: two different
+    ``Nonempty Nat`` terms whose ``Classical.ofNonempty`` are equal by ``rfl``)."""
+    by_name = meaning.by_name()
+    for thm in [*policy.SUBSINGLETON_CLASSES.values(), "Meaning.of_nonempty_written",
+                "Meaning.prop_instances_agree"]:
+        d = by_name[thm]
+        assert d.kind == "theorem" and set(d.axioms) <= set(policy.ALLOWED_AXIOMS), thm
+        assert not [f for f in meaning.findings if f.declaration == thm], thm
+    assert by_name["Meaning.decide_instances_agree"].statement == (
+        "∀ (p : Prop) (i j : Decidable p), Decidable.decide p = Decidable.decide p")
+    monkeypatch.setattr(rules, "_exempt", lambda use: False)
+    r = audit_modules([MEANING], [OLEAN], core_dir=CORE, root=MEANING, cache_dir=cache)
+    flagged = {f.subject: f.declaration for f in r.findings_of("statement-instance")}
+    assert flagged.get("Decidable from Decidable.isTrue (not an instance) (in its "
+                       "statement)") == "Meaning.decide_is_true"
+    assert flagged.get("Nonempty from Nonempty.intro (not an instance) (in its "
+                       "statement)") == "Meaning.of_nonempty_written"
+
+
+def test_certificate_prints_instances_that_are_not_cores(meaning: AuditReport) -> None:
+    """Issue 24 item 4: wherever a statement's instance argument is not core's, the printed
+    statement (what certificates and ``reviewed/statements.json`` hold) shows it."""
+    by_name = meaning.by_name()
+    expect = {
+        "two_pow_64_le_five": "@LE.le Nat Meaning.argLE (2 ^ 64) 5",
+        "three_mul_three": "@HMul.hMul Nat Nat Nat (@instHMul Nat Meaning.aliasMul) 3 3 = 0",
+        "inline_le": "@LE.le Nat (LE.mk (fun (x✝ x✝1 : Nat) => True)) 9 1",
+        "let_le": "let i : LE Nat := LE.mk (fun (x✝ x✝1 : Nat) => True); @LE.le Nat i 8 1",
+        "five_eq_zero": "@OfNat.ofNat Nat 5 (Meaning.aliasOfNat 5) = "
+                        "@OfNat.ofNat Nat 0 (Meaning.aliasOfNat 0)",
+        "core_le": "∀ (x : Nat) [i : LE Nat], x ≤ x → x ≤ x + 1 ∧ x ≤ x",
+    }
+    for thm, text in expect.items():
+        assert by_name[f"Meaning.{thm}"].statement == text, thm

@@ -200,3 +200,19 @@ def class_names(m: Module) -> list[str]:
         for e in m.entries(i).get(CLASS_EXT, ()):
             out.append(m.name(m.fields(e, 1)[0]))
     return out
+
+
+def instance_names(m: Module) -> list[str]:
+    """Declarations a (core) module registers as instances: its ``instanceExtension`` and
+    ``globalInstanceExtension`` entries (rule ``statement-instance`` accepts an instance
+    argument built from these)."""
+    out: dict[str, None] = {}
+    for i in range(len(m.parts)):
+        ents = m.entries(i)
+        for e in ents.get(INSTANCE_EXT, ()):
+            decl = _instance(m, e).declaration
+            if decl:
+                out[decl] = None
+        for e in ents.get(GLOBAL_INSTANCE_EXT, ()):
+            out[m.name(m.scoped_payload(e)[1])] = None
+    return list(out)

@@ -11,10 +11,10 @@ from pathlib import Path
 from pytools.files import atomic_write_text
 from pytools.lean.olean import Module
 
-from .facts import class_names
+from .facts import class_names, instance_names
 from .records import AuditError
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 
 def module_file(module: str, search_path: Sequence[Path]) -> Path | None:
@@ -34,9 +34,10 @@ def default_cache_dir() -> Path:
 class Library:
     """Lazy name -> (module, constant) resolution over a LEAN_PATH-like search path.
 
-    The index of each imported module (its imports, constant names and the classes it
-    declares) is cached on disk in ``<cache_dir>/index-v2.json``, keyed by the ``.olean``
-    file's absolute path and checked against its (size, mtime_ns) and those of its
+    The index of each imported module (its imports, constant names, the classes it declares
+    and the declarations it registers as instances) is cached on disk in
+    ``<cache_dir>/index-v3.json``, keyed by the ``.olean`` file's absolute path and checked
+    against its (size, mtime_ns) and those of its
     ``.server``/``.private`` parts: an unchanged library (e.g. the core library of a toolchain)
     is not re-read by later audits, whatever the rest of the search path; a changed file is
     re-indexed.
@@ -69,6 +70,7 @@ class Library:
         self.name_to_module: dict[str, str] = {}
         self.indexed: list[str] = []
         self.classes: set[str] = set()
+        self.instances: set[str] = set()  # declarations the imported modules register
 
     def path_of(self, module: str) -> Path:
         p = self._paths.get(module)
@@ -97,7 +99,8 @@ class Library:
 
     def _index_entry(self, name: str, classes: bool = True) -> dict:
         """The cached index entry of a module: its imports, constant names and (when
-        ``classes``, which decodes its extension entries: slower) the classes it declares."""
+        ``classes``, which decodes its extension entries: slower) the classes it declares and
+        the declarations it registers as instances."""
         path = self.path_of(name)
         st = path.stat()
         stamp = [str(path), st.st_size, st.st_mtime_ns]
@@ -109,13 +112,14 @@ class Library:
         key = str(path.resolve())
         hit = self._cache.get(key)
         if (hit is not None and hit.get("stamp") == stamp and hit.get("module") == name
-                and (not classes or "classes" in hit)):
+                and (not classes or "instances" in hit)):
             return hit
         m = self._mods.get(name) or Module(path)
         entry = {"module": name, "stamp": stamp, "imports": m.imports(),
                  "names": m.const_names()}
         if classes:
             entry["classes"] = class_names(m)
+            entry["instances"] = instance_names(m)
         self._cache[key] = entry
         self._cache_dirty = True
         return entry
@@ -140,6 +144,7 @@ class Library:
                 continue
             self.indexed.append(name)
             self.classes.update(entry["classes"])
+            self.instances.update(entry["instances"])
             for c in entry["names"]:
                 self.name_to_module.setdefault(c, name)
         self.save_cache()

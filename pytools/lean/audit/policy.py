@@ -150,6 +150,16 @@ BENIGN_EXTENSIONS = frozenset({
     "symbolFrequency", "sineQueNon",
 })
 
+#: Core classes whose instance arguments rule `statement-instance` does not judge, each with
+#: why no instance can change what a statement means and the fixture theorem that shows it
+#: (`tests/fixtures/lean/AuditFixture/Meaning.lean`). `Decidable p` is a subsingleton: any two
+#: instances give the same `decide` (so the same `ite`, `dite`), and `DecidableEq`,
+#: `DecidablePred`, `DecidableRel` unfold to it. Classes valued in `Prop` (`Nonempty`,
+#: `LawfulBEq`...) need no entry: any two proofs of a proposition are equal by definition
+#: (proof irrelevance, `Meaning.prop_instances_agree`, and `Meaning.of_nonempty_written`: two
+#: written-in `Nonempty Nat` terms give the same `Classical.ofNonempty`).
+SUBSINGLETON_CLASSES: dict[str, str] = {"Decidable": "Meaning.decide_instances_agree"}
+
 #: Options that switch kernel checking off or replace proofs (`set_option NAME true`, or
 #: `-DNAME=true` through the lakefile). They leave no trace in the `.olean` (measured: a
 #: theorem under `set_option debug.skipKernelTC true in` compiles to the same kind of entry as

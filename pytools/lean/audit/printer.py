@@ -99,8 +99,9 @@ def binder_name(raw: str) -> tuple[str, bool]:
 
 class _Printer:
     def __init__(self, explicit: Callable[[str], tuple[bool, ...] | None] | None,
-                 max_len: int):
+                 max_len: int, shown: frozenset[int] = frozenset()):
         self.explicit = explicit
+        self.shown = shown
         self.budget = max_len
         self.loose: dict = {}
 
@@ -134,6 +135,8 @@ class _Printer:
                 else 0
         if e.kind != "app":
             return _ATOM
+        if id(e) in self.shown:
+            return _MAX
         fn, n = e, 0
         while fn.kind == "app":
             fn, n = fn.args[0], n + 1
@@ -195,6 +198,10 @@ class _Printer:
             fn = fn.args[0]
         args.reverse()
         head = fn.args[0] if fn.kind == "const" else None
+        if id(e) in self.shown:
+            # an instance argument that is not core's: every argument, no notation
+            parts = [("@" if head else "") + self.at(fn, ctx, _MAX)]
+            return " ".join(parts + [self.at(a, ctx, _ATOM) for a in args]), _MAX
         if head in INFIX and len(args) == INFIX[head][0]:
             _, sym, prec, assoc = INFIX[head]
             left = self.at(args[-2], ctx, prec + (0 if assoc == "left" else 1))
@@ -274,7 +281,8 @@ class _Printer:
 
 
 def pp_expr(e: Expr, max_len: int = 20000,
-            explicit: Callable[[str], tuple[bool, ...] | None] | None = None) -> str:
+            explicit: Callable[[str], tuple[bool, ...] | None] | None = None,
+            shown: frozenset[int] = frozenset()) -> str:
     """Print a term readably and deterministically, close to Lean's own notation.
 
     Binders keep their names (a clash with an enclosing name gets a number suffix); a
@@ -286,9 +294,12 @@ def pp_expr(e: Expr, max_len: int = 20000,
     operators print infix (:data:`INFIX`) with Lean's precedences, ``¬p``, ``a ∈ s``, and
     ``OfNat.ofNat T n i`` as ``n``. When ``explicit`` is given (constant name -> which
     leading parameters are explicit), implicit and instance arguments are omitted, like
-    Lean's default printer. Output past ``max_len`` is elided with ``…``.
+    Lean's default printer, except in the applications ``shown`` names (by ``id``): those
+    print ``@f`` with every argument and no notation, so that an instance argument that is
+    not core's is seen (``@LE.le Nat (M.argLE M.inst) 2 5``, never ``2 ≤ 5``: rule
+    ``statement-instance``). Output past ``max_len`` is elided with ``…``.
     """
-    printer = _Printer(explicit, max_len)
+    printer = _Printer(explicit, max_len, shown)
     try:
         text = printer.at(e, [], 0, tail=True)
     except RecursionError:

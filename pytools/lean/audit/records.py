@@ -67,6 +67,8 @@ RULE_MESSAGES: dict[str, str] = {
     "init": "runs code when the module is loaded: {subject}",
     "metaprogram": "is a metaprogram run at elaboration time: {subject}",
     "core-instance": "is an instance of a core class on core types: {subject}",
+    "statement-instance": "holds an instance argument of a core class at core types that is "
+                          "not core's: {subject}",
     "unvetted-extension": "writes entries to an environment extension no rule has vetted: "
                           "{subject}",
     "kernel-option": "sets an option that switches kernel checking off: {subject}",

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from .auxiliary import classify_auxiliary
 from .facts import ModuleFacts
+from .instance_args import InstanceUse
 from .policy import (
     ALLOWED_AXIOMS,
     ALLOWED_IMPORT_ROOTS,
@@ -23,6 +24,7 @@ from .policy import (
     KERNEL_OPTIONS,
     NATIVE_AXIOMS,
     SORRY_AXIOMS,
+    SUBSINGLETON_CLASSES,
     TRUST_EXTENSIONS,
 )
 from .records import Finding
@@ -66,7 +68,9 @@ class LibraryFacts:
     the core library, None when no core library was given; ``root_closure``: modules the root
     imports transitively (itself included); ``sources``: (file, text) of the library's
     sources and build files; ``uses``: library declaration -> the names of the library
-    declarations it depends on, transitively (through types, values and proofs)."""
+    declarations it depends on, transitively (through types, values and proofs);
+    ``instance_uses``: instance arguments of core classes at core types, in the library's
+    statements and definitions, that are not core's (:mod:`.instance_args`)."""
 
     modules: tuple[ModuleFacts, ...]
     declared_in: Mapping[str, tuple[str, ...]]
@@ -77,6 +81,7 @@ class LibraryFacts:
     instances: tuple[InstanceFacts, ...] = ()
     sources: tuple[tuple[str, str], ...] = ()
     uses: Mapping[Key, frozenset[str]] = field(default_factory=dict)
+    instance_uses: tuple[InstanceUse, ...] = ()
 
 
 Rule = Callable[[LibraryFacts], Iterable[Finding]]
@@ -332,12 +337,19 @@ def rule_metaprogram(facts: LibraryFacts) -> Iterable[Finding]:
 
 
 def rule_core_instance(facts: LibraryFacts) -> Iterable[Finding]:
-    """Catches an instance of a core class whose type mentions no constant of the library
-    (``instance : LE Nat``, a ``local instance : Add Nat``, ``attribute [instance]`` on a core
-    declaration). Why: it changes what a statement's notation means while the statement
-    prints the same: ``1 + 1 = 3`` is provable under a local ``Add Nat``. Instances for the
-    library's own types (``deriving DecidableEq``) are fine. Planted: ``myLE``,
-    ``localAdd``, ``decEqNat'``, ``Nat.decEq`` registered again (Meta)."""
+    """Catches an instance of a core class whose *conclusion* (its type with every binder
+    peeled off, library definitions unfolded) mentions no type or class of the library:
+    ``instance : LE Nat``, ``[Inhabited Tag] → LE Nat``, ``LE N`` with ``abbrev N := Nat``,
+    ``MyMul Nat`` with ``abbrev MyMul := Mul``, the parent projection of a library class
+    extending ``Add``, a structure field of type ``LE Nat``, a ``local instance : Add
+    Nat``, ``attribute [instance]`` on a core declaration. Why: it changes what a
+    statement's notation means while the statement prints the same (``1 + 1 = 3`` holds
+    under a local ``Add Nat``). Instances for the library's own types (``deriving
+    DecidableEq``) are fine. Limits: an instance *term* written into a statement
+    (``@LE.le Nat ⟨fun _ _ => True⟩``, or bound by ``let``) is not an instance and is not
+    judged here (issue 24 item 2, open). Planted: ``myLE``, ``localAdd``, ``decEqNat'``,
+    ``Nat.decEq`` registered again (Meta); every route of ``Meaning``
+    (``tests/test_audit_rules.py::ROUTES``)."""
     return [Finding(i.declaration, i.module, i.class_name, "core-instance")
             for i in facts.instances if not i.mentions_library]
 
@@ -379,12 +391,39 @@ def rule_kernel_option(facts: LibraryFacts) -> Iterable[Finding]:
     return out
 
 
+def rule_statement_instance(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches a statement (or a definition a statement unfolds to) whose instance argument
+    of a core class at core types is not core's: a library instance, however it was declared
+    or reached; an instance *term* written in (``@LE.le Nat ⟨fun _ _ => True⟩ 9 1``, bound by
+    ``let``, passed to a ``fun``, taken from a library structure, ``LE.mk``); a core
+    instance with a library constant inside. Why: ``9 ≤ 1`` then holds while it prints as
+    core's ``≤`` (the printer shows such arguments: ``@LE.le Nat …``). This closes the class
+    that ``core-instance`` closes door by door: what is judged is the term the statement
+    holds, not how an instance was declared. Hypotheses are fine (``∀ [i : LE Nat], …``
+    says "for every order"). Exempt, with the argument in :data:`SUBSINGLETON_CLASSES`:
+    ``Decidable`` (any two instances agree) and classes valued in ``Prop`` (proof
+    irrelevance). Not judged: instances of classes at the library's own types (its own
+    definitions, which a reviewer reads), and a library *definition* with a misleading name
+    (``reviewed/statements.json`` pins what each published statement unfolds to). Planted:
+    every theorem of ``tests/test_audit_rules.py::STATEMENT_ROUTES`` (Meaning); controls
+    ``core_le``, ``decide_is_true``, ``of_nonempty_written``."""
+    return [Finding(u.declaration, u.module, f"{u.class_name} from {u.offender} "
+                    f"(in its {u.where})", "statement-instance")
+            for u in facts.instance_uses if not _exempt(u)]
+
+
+def _exempt(use: InstanceUse) -> bool:
+    """A class no instance of which can change a statement: a subsingleton listed with its
+    argument in :data:`SUBSINGLETON_CLASSES`, or a class valued in ``Prop``."""
+    return use.class_name in SUBSINGLETON_CLASSES or use.prop_class
+
+
 #: Rules whose findings are about one declaration's own content: what depends on such a
 #: declaration is reported too (``depends-on-finding``).
 DECLARATION_RULES: tuple[Rule, ...] = (
     rule_duplicate_name, rule_core_name, rule_kernel_builtin, rule_unsafe, rule_partial,
     rule_implemented_by, rule_extern, rule_export, rule_csimp, rule_init, rule_metaprogram,
-    rule_core_instance,
+    rule_core_instance, rule_statement_instance,
 )
 
 
@@ -417,7 +456,8 @@ RULES: tuple[Rule, ...] = (
     rule_prelude_module, rule_outside_root, rule_forbidden_import, rule_meta_import,
     rule_duplicate_name, rule_core_name, rule_kernel_builtin,
     rule_unsafe, rule_partial, rule_implemented_by, rule_extern, rule_export, rule_csimp,
-    rule_init, rule_metaprogram, rule_core_instance, rule_unvetted_extension,
+    rule_init, rule_metaprogram, rule_core_instance, rule_statement_instance,
+    rule_unvetted_extension,
     rule_kernel_option, rule_depends_on_finding,
 )
 

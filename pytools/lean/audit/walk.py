@@ -13,6 +13,7 @@ from pytools.lean.olean import ConstantInfo, Expr, Module, OleanError
 
 from .auxiliary import classify_auxiliary
 from .facts import ModuleFacts, module_facts
+from .instance_args import InstanceArgs, InstanceUse, const_names
 from .library import Library, default_cache_dir
 from .meaning import Meanings
 from .records import AuditError, AuditReport, Declaration
@@ -78,6 +79,7 @@ class _Auditor:
         self.declared_in: dict[str, list[str]] = {}  # name -> every library module declaring it
         self.masks: dict[str, tuple[bool, ...] | None] = {}
         self._visible: dict[str, frozenset[str]] = {}
+        self._library_memo: dict[Key, bool] = {}
 
     def view(self, module: str) -> _ModView:
         v = self.views.get(module)
@@ -352,11 +354,57 @@ class _Auditor:
         return self.class_head(self.views[key[0]].module.expr(ci.type_ptr), key[0])
 
     def _mentions_library(self, key: Key) -> bool:
+        """Whether the *conclusion* of instance ``key``'s type (every binder peeled off)
+        mentions a library type or class once library definitions are unfolded. Binders
+        do not count: ``[Inhabited Tag] → LE Nat`` concludes ``LE Nat`` (issue 24); nor do
+        aliases: ``LE N`` with ``abbrev N := Nat`` is ``LE Nat``, which instance search
+        finds for every ``LE Nat`` goal."""
         if key[0] not in self.project_set:
             return False  # a core declaration registered as an instance by the library
         ci = self.info(key)
-        refs = self.views[key[0]].module.const_refs(ci.type_ptr)
-        return any(self.resolve_key(r, key[0])[0] in self.project_set for r in refs)
+        ty = self.views[key[0]].module.expr(ci.type_ptr)
+        while ty.kind in ("forallE", "mdata"):
+            ty = ty.args[2] if ty.kind == "forallE" else ty.args[0]
+        return any(self.library_type(self.resolve_key(r, key[0]))
+                   for r in const_names(ty))
+
+    def library_type(self, key: Key) -> bool:
+        """Whether constant ``key`` stands for something of the library once its library
+        definitions are unfolded: a library inductive, structure, class, constructor,
+        opaque or theorem does; a core constant does not; a library definition does when
+        its body does (a recursive one counts as the library's)."""
+        memo = self._library_memo
+        if key in memo:
+            return memo[key]
+        if key[0] not in self.project_set:
+            memo[key] = False
+            return False
+        memo[key] = True  # while unfolding: a cycle is the library's
+        ci = self.info(key)
+        kind = self.views[key[0]].real_kinds.get(key[1], ci.kind)
+        if kind != "definition" or ci.value_ptr is None:
+            return True
+        body = self.views[key[0]].module.expr(ci.value_ptr)
+        memo[key] = any(self.library_type(self.resolve_key(r, key[0]))
+                        for r in const_names(body))
+        return memo[key]
+
+    def is_prop_class(self, name: str) -> bool:
+        """Whether class ``name`` is valued in ``Prop`` (``Nonempty``: ``Sort u → Prop``)."""
+        ty = self.type_of(name)
+        while ty is not None and ty.kind in ("forallE", "mdata"):
+            ty = ty.args[2] if ty.kind == "forallE" else ty.args[0]
+        return ty is not None and ty.kind == "sort" and ty.args[0].kind == "zero"
+
+    def instance_args(self) -> InstanceArgs:
+        def type_of(key: Key) -> Expr:
+            ci = self.info(key)
+            return self.views[key[0]].module.expr(ci.type_ptr)
+
+        return InstanceArgs(
+            self.resolve_key, type_of, lambda key: key[0] in self.project_set,
+            self.library_type, self.class_head, self.is_prop_class,
+            frozenset(self.lib.instances))
 
     def root_closure(self, root: str, facts: Sequence[ModuleFacts]) -> frozenset[str]:
         imports = {mf.name: [i.module for i in mf.imports] for mf in facts}
@@ -435,16 +483,25 @@ def audit_modules(modules: Sequence[str], search_path: Sequence[Path | str], *,
     decls: list[Declaration] = []
     trusted_all: set[str] = set()
     registered = {i.declaration for mf in mfacts for i in mf.instances}
+    instance_args = a.instance_args()
+    instance_uses: list[InstanceUse] = []
     for mod, ci in decl_order:
         v = a.views[mod]
         axioms, trusted, _ = closure[(mod, ci.name)]
         trusted_all |= {k[1] for k in trusted}
         ty = v.module.expr(ci.type_ptr)
+        shown: set[int] = set()  # applications whose instance arguments are printed
+        instance_uses += instance_args.uses(ty, ci.name, mod, "statement", shown)
+        if v.real_kinds.get(ci.name, ci.kind) == "definition" and ci.value_ptr is not None:
+            # a statement means what its definitions unfold to
+            instance_uses += instance_args.uses(v.module.expr(ci.value_ptr), ci.name, mod,
+                                                "definition", set())
         line, col = ranges_of[mod].get(ci.name, (None, None))
         mentioned = sorted(v.module.const_refs(ci.type_ptr))
         decls.append(Declaration(
             name=ci.name, kind=_kind_of(ci, registered, v.real_kinds), module=mod,
-            line=line, column=col, statement=pp_expr(ty, explicit=a.explicit_mask),
+            line=line, column=col,
+            statement=pp_expr(ty, explicit=a.explicit_mask, shown=frozenset(shown)),
             statement_sha256=statement_sha256(ty, ci.level_params),
             axioms=tuple(sorted({k[1] for k in axioms})),
             auxiliary=classify_auxiliary(ci.name, ci.kind),
@@ -459,6 +516,7 @@ def audit_modules(modules: Sequence[str], search_path: Sequence[Path | str], *,
         root=root,
         root_closure=a.root_closure(root, mfacts) if root else frozenset(),
         instances=tuple(a.instance_facts(mfacts)),
+        instance_uses=tuple(instance_uses),
         sources=_read_sources(sources),
         uses={key: frozenset(k[1] for k in closure[key][2]) for key in keys})
     findings = apply_rules(facts)
