@@ -411,6 +411,14 @@ STATEMENT_ROUTES = [
     ("beta_le", "LE from LE.mk (not an instance)"),
     ("beta_le", "LE from a bound term that is not core's"),
     ("holds_five", "LE from LE.mk (not an instance)"),
+    # higher order: the instance goes in through a function
+    ("over_applied", "LE from LE.mk (not an instance)"),
+    ("let_bound_fun", "LE from LE.mk (not an instance)"),
+    ("hyp_fun", "LE from LE.mk (not an instance)"),
+    ("passed_on", "LE from LE.mk (not an instance)"),
+    ("method_passed", "LE from LE.mk (not an instance)"),
+    ("hidden_rec", "LE from LE.mk (not an instance)"),
+    ("hidden_hyp", "? from a bound function, whose parameters the audit cannot read"),
 ]
 
 
@@ -427,8 +435,15 @@ def test_statements_are_judged_by_their_instances(meaning: AuditReport, theorem:
 
 
 def test_a_definition_body_is_judged_and_its_users_reported(meaning: AuditReport) -> None:
-    """``big_le_small`` only names ``bigLeSmall``, whose body holds the written-in term."""
+    """``big_le_small`` only names ``bigLeSmall``, whose body holds the written-in term;
+    ``hiddenRec`` and ``hiddenHyp`` hide the parameter behind a recursor (``Fam``), and the
+    written-in constructor is still recognised."""
     assert ("Meaning.bigLeSmall", MEANING) in found(meaning, "statement-instance")
+    subjects = {f.subject for f in meaning.findings_of("statement-instance")
+                if f.declaration in ("Meaning.hiddenRec", "Meaning.hiddenHyp")}
+    assert "LE from LE.mk (not an instance) (in its definition)" in subjects
+    assert ("LE from LE.mk (not an instance, given where the audit cannot read the "
+            "parameter) (in its definition)") in subjects
     assert any(f.declaration == "Meaning.big_le_small" and f.rule == "depends-on-finding"
                and f.subject.startswith("Meaning.bigLeSmall (") for f in meaning.findings)
 

@@ -400,7 +400,14 @@ def rule_statement_instance(facts: LibraryFacts) -> Iterable[Finding]:
     core's ``≤`` (the printer shows such arguments: ``@LE.le Nat …``). This closes the class
     that ``core-instance`` closes door by door: what is judged is the term the statement
     holds, not how an instance was declared. Hypotheses are fine (``∀ [i : LE Nat], …``
-    says "for every order"). Exempt, with the argument in :data:`SUBSINGLETON_CLASSES`:
+    says "for every order"). An argument that goes in through a function (a ``fun`` or
+    hypothesis applied to it, ``@id (LE Nat → Prop) f i``) is judged at the parameter the
+    function's type shows once beta, ``let``, projections of constructors and definitions
+    are reduced; in a statement, a parameter that shows only by reducing a recursor is
+    refused as unreadable (class ``?``); in a definition's value (compiled recursion and
+    ``noConfusion`` are written so) only a core class's constructor is recognised there:
+    an instance passed there by a variable or a projection is this rule's limit.
+    Exempt, with the argument in :data:`SUBSINGLETON_CLASSES`:
     ``Decidable`` (any two instances agree) and classes valued in ``Prop`` (proof
     irrelevance). Not judged: instances of classes at the library's own types (its own
     definitions, which a reviewer reads), and a library *definition* with a misleading name
