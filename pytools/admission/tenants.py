@@ -8,8 +8,10 @@ Keys are generated here (:func:`new_api_key`, 256 random bits), so a fast hash i
 stolen tenants file does not reveal a key, and there is nothing to brute-force. A key is looked
 up by its hash.
 
-The secret comes from ``$PYTOOLS_ADMISSION_SECRET`` (hex) or a file (hex, or raw bytes); there
-is no default, and a secret shorter than 32 bytes (or one repeated byte) is refused.
+The secret comes from ``$PYTOOLS_ADMISSION_SECRET`` or a file, hex in both (surrounding
+whitespace allowed); there is no default, and a secret that is not hex, shorter than 32 bytes or
+one repeated byte is refused. Raw bytes are not taken from a file: a binary file is far more
+often the wrong file (a key, an image) than a secret, and hex is what the README promises.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ TENANTS_VERSION = 1
 _TENANT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 KEY_PREFIX = "sk-tenant-"
+#: The most a secret file is read (bytes): a hex secret is far shorter, and a bound keeps a
+#: mistaken ``--secret-file /dev/urandom`` (or a huge file) from being read without end.
+MAX_SECRET_FILE = 4096
 
 
 class ConfigError(ValueError):
@@ -131,15 +136,13 @@ def add_tenant(path: Path, tenant_id: str) -> str:
     return key
 
 
-def parse_secret(text: bytes, origin: str, raw_allowed: bool = True) -> bytes:
-    """A secret from hex text (whitespace stripped) or, for a file, its raw bytes."""
-    stripped = text.strip()
+def parse_secret(text: bytes, origin: str) -> bytes:
+    """A secret from hex text (surrounding whitespace stripped); ``origin`` names its source."""
     try:
-        secret = bytes.fromhex(stripped.decode("ascii"))
+        secret = bytes.fromhex(text.strip().decode("ascii"))
     except (UnicodeDecodeError, ValueError):
-        if not raw_allowed:
-            raise ConfigError(f"{origin}: the secret must be hex") from None
-        secret = text
+        raise ConfigError(f"{origin}: the secret must be hex digits (e.g. `python -c 'import "
+                          "secrets; print(secrets.token_hex(32))'`)") from None
     if len(secret) < MIN_SECRET_BYTES:
         raise ConfigError(
             f"{origin}: the secret has {len(secret)} bytes; at least {MIN_SECRET_BYTES} "
@@ -150,18 +153,28 @@ def parse_secret(text: bytes, origin: str, raw_allowed: bool = True) -> bytes:
     return secret
 
 
+def read_secret_file(path: Path) -> bytes:
+    """The bytes of a secret file, at most :data:`MAX_SECRET_FILE` of them."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SECRET_FILE + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the secret: {exc.strerror or exc}") from None
+    if len(data) > MAX_SECRET_FILE:
+        raise ConfigError(f"{path}: the secret file is longer than {MAX_SECRET_FILE} bytes; it "
+                          "should hold one hex secret")
+    return data
+
+
 def load_secret(secret_file: Path | None, environ: dict[str, str] | None = None) -> bytes:
     """The server secret, from ``secret_file`` or ``$PYTOOLS_ADMISSION_SECRET``; never a default."""
     env = os.environ if environ is None else environ
     if secret_file is not None:
-        try:
-            return parse_secret(Path(secret_file).read_bytes(), str(secret_file))
-        except OSError as exc:
-            raise ConfigError(f"{secret_file}: cannot read the secret: {exc}") from None
+        return parse_secret(read_secret_file(Path(secret_file)), str(secret_file))
     value = env.get(SECRET_ENV)
     if not value:
         raise ConfigError(
             f"no secret: set ${SECRET_ENV} (hex, at least {MIN_SECRET_BYTES} bytes) or pass "
             "--secret-file; the proxy never starts without one"
         )
-    return parse_secret(value.encode("utf-8"), f"${SECRET_ENV}", raw_allowed=False)
+    return parse_secret(value.encode("utf-8"), f"${SECRET_ENV}")
