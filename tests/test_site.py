@@ -37,14 +37,23 @@ from pytools.publish.canonical import canonical_bytes, sha256_bytes, with_body_h
 from pytools.publish.codes import table_for_page
 from pytools.publish.keys import load_trusted_keys, parse_public_keys
 from pytools.publish.manifest import manifest_from_bytes
-from pytools.publish.site.display import readable_statement
-from pytools.publish.site.evidence import EVIDENCE_STATES, RULES
-from pytools.publish.site.page import CODES_SLOT, build_site, verifier_script
+from pytools.publish.site.display import (
+    FOLD_ROWS,
+    LONG_STATEMENT,
+    WIDE_COLUMNS,
+    display_value,
+    list_literal,
+    readable_statement,
+)
+from pytools.publish.site.evidence import CHECK_LABELS, EVIDENCE_STATES, RULES
+from pytools.publish.site.page import CODES_SLOT, build_site, count_words, verifier_script
 from pytools.publish.site.release import (
+    PRODUCT_RESULTS,
     Release,
     SiteError,
     build_samples,
     load_release,
+    svg_size,
     tamper,
 )
 from pytools.publish.validation import KEYWORDS, SCHEMA_DIALECT, package_schemas
@@ -116,12 +125,12 @@ def test_build_site_copies_files_and_embeds_everything(tmp_path: Path) -> None:
     for role in ("floor", "ceiling"):
         cert = json.loads(paths[role].read_text(encoding="utf-8"))
         for t in cert["theorems"]:
-            assert t["name"] in html
+            assert f'data-theorem="{t["name"]}"' in html
         for limit in cert["limits"]:
             assert limit.replace("'", "&#39;") in html
     ceiling = json.loads(paths["ceiling"].read_text(encoding="utf-8"))
     for name in ceiling["figures"]:
-        assert f"<code>{name}</code>" in html
+        assert f'data-figure="{name}"' in html
     # the plot is drawn on the page from the verified SVG's bytes
     uri = "data:image/svg+xml;base64," + base64.b64encode(paths["svg"].read_bytes()).decode()
     assert f'<img src="{uri}"' in html
@@ -180,6 +189,103 @@ def test_every_figure_says_what_it_is_and_how_it_is_known(tmp_path: Path) -> Non
     failed = load_release(tmp_path, now=NOW, recompute=broken)
     row = {f.name: f for f in failed.results[1].figures}["distinct"]
     assert row.state == "verified" and "not recomputed here (OSError: trace absent)" in row.obtained
+
+
+def test_every_figure_badge_says_what_was_checked(tmp_path: Path) -> None:
+    """A verified figure's badge names the check (hash matched, recomputed, certificate
+    matched), never a bare "verified"; another state's badge is the state."""
+    make_release(tmp_path)
+    _add_certificate(tmp_path, _cert("r-plain", {"count": 3}, []), "r-plain.json")
+    release = load_release(tmp_path, now=NOW, schemas=_schemas_for("r-plain"))
+    ceiling = next(r for r in release.results if r.id == "demand-fetch-ceiling")
+    assert {(f.state, f.badge, f.badge_class) for f in ceiling.figures} == {
+        ("verified", CHECK_LABELS["hash-matched"], "ck-hash-matched")}
+    plain = next(r for r in release.results if r.id == "r-plain")
+    assert [(f.badge, f.badge_class) for f in plain.figures] == [
+        (CHECK_LABELS["certificate"], "ck-certificate")]
+    floor = next(r for r in release.results if r.id == "isolation-floor")
+    assert [(f.badge_label, f.badge_class) for f in floor.figures] == [
+        ("not-applicable", "st-not-applicable")]
+    assert ceiling.common_obtained.startswith("hash of data/trace.txt matched")
+    assert ceiling.badge_counts == ((CHECK_LABELS["hash-matched"], "ck-hash-matched",
+                                     ceiling.figure_count),)
+    figures = json.loads((tmp_path / "certificates/demand-fetch-ceiling.json").read_bytes())[
+        "figures"]
+    again = load_release(tmp_path, now=NOW, schemas=_schemas_for("r-plain"),
+                         recompute=lambda rid, root: figures
+                         if rid == "demand-fetch-ceiling" else None)
+    ceiling = next(r for r in again.results if r.id == "demand-fetch-ceiling")
+    assert {f.badge for f in ceiling.figures} == {CHECK_LABELS["recomputed"]}
+    html = build_site(tmp_path, tmp_path / "site", now=NOW).read_text(encoding="utf-8")
+    assert ">verified</span>" not in html.split('id="states"')[0]  # only the rules table
+    assert 'class="dot' not in html
+
+
+def test_the_intro_counts_and_names_the_results_shown(tmp_path: Path) -> None:
+    """The intro is made from the results the page shows: their number in words and each
+    one's name, linked; one without a certificate is said to be so."""
+    make_release(tmp_path)  # the floor and the ceiling; the other product results unsearched
+    html = build_site(tmp_path, tmp_path / "site", now=NOW).read_text(encoding="utf-8")
+    intro = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", re.search(
+        r'<p class="lede" id="intro">(.*?)</p>', html, re.S).group(1)))
+    assert intro.startswith(f"{count_words(len(PRODUCT_RESULTS)).capitalize()} results on ")
+    assert ("isolation floor, demand-fetch ceiling, single-owner kernel (no certificate yet)"
+            in intro)
+    assert "tenant leak (no certificate yet)." in intro
+    assert "Each published one is proved" in intro
+    for rid, _ in PRODUCT_RESULTS:
+        assert f'<a href="#{rid}" data-result="{rid}">' in html
+    assert count_words(5) == "five" and count_words(13) == "13"
+
+
+def test_figure_values_are_shown_compactly(tmp_path: Path) -> None:
+    """Lists of numbers on one line, an object as its pairs, records as a table (each record
+    its own list of pairs past WIDE_COLUMNS columns), long tables folded past FOLD_ROWS."""
+    assert display_value([720, 704, 0]).text == "[720, 704, 0]"
+    pairs = display_value({"b": {"x": 1}, "a": True})
+    assert pairs.pairs and pairs.rows == (("a", "true"), ("b", '{"x": 1}'))
+    narrow = display_value([{"k": i, "v": i * i} for i in range(FOLD_ROWS)])
+    assert narrow.columns == ("k", "v") and not narrow.wide and not narrow.folded
+    wide = display_value([{f"c{i}": i for i in range(WIDE_COLUMNS + 1)}] * (FOLD_ROWS + 1))
+    assert wide.wide and wide.folded
+
+
+def test_workflow_terms_are_folded_with_their_steps(tmp_path: Path) -> None:
+    """A certificate's workflow bench: each workflow with its theorem and the steps that
+    theorem states (only when there are as many as the certificate counts); the theorem table
+    lists the other theorems; a long term is folded, shut, behind its summary."""
+    steps = " ".join(["(List.cons (KVCache.Kernel.Act.alloc 0 0) (List.cons "
+                      "(KVCache.Kernel.Act.deliver 0) (List.cons KVCache.Kernel.Act.advance "
+                      "List.nil)))"])
+    term = f"KVCache.Kernel.Workflows.outcome {steps} = Option.some " + "0 " * LONG_STATEMENT
+    assert list_literal(term) == ("alloc 0 0", "deliver 0", "advance")
+    assert list_literal("∀ n, n ≤ n") == ()
+    theorems = [theorem("KVCache.Bench.workflow_two", term, "Proofs.Bench", ()),
+                theorem("KVCache.Bench.workflow_odd", term, "Proofs.Bench", ()),
+                theorem("KVCache.Bench.general", "∀ n, n ≤ n", "Proofs.Bench")]
+    cert = certificate("r-bench", "A bench", theorems, {"n": 1}, [], workflows=[
+        {"name": "two", "family": "commit", "steps": 3, "refusals": 0, "agree": True},
+        {"name": "odd", "family": "drop", "steps": 5, "refusals": 1, "agree": False}])
+    make_release(tmp_path)
+    _add_certificate(tmp_path, cert, "r-bench.json")
+    release = load_release(tmp_path, now=NOW, schemas=_schemas_for("r-bench"))
+    bench = next(r for r in release.results if r.id == "r-bench")
+    two, odd = bench.workflows
+    assert two.theorem is not None and two.actions == ("alloc 0 0", "deliver 0", "advance")
+    assert odd.theorem is not None and odd.actions == ()  # 3 listed, 5 counted: not steps
+    assert [t.short_name for t in bench.listed_theorems] == ["general"]
+    assert bench.families == (("commit", 1), ("drop", 1))
+    html = build_site(tmp_path, tmp_path / "site", now=NOW).read_text(encoding="utf-8")
+    row = re.search(r'<tr data-workflow="two" data-steps="3">.*?</tr>', html, re.S).group(0)
+    assert row.count('class="step"') == 3
+    assert '<details class="term"><summary>Lean theorem <code>workflow_two</code>' in row
+    assert "2 workflows" in html and "1 of 2 agree" in html
+
+
+def test_plots_keep_the_size_they_were_drawn_at() -> None:
+    assert svg_size(b'<svg width="504pt" height="316.8pt" viewBox="0 0 504 316.8">') == (672, 422)
+    assert svg_size(b'<svg xmlns="x" width="120" height="60">') == (120, 60)
+    assert svg_size(b'<svg viewBox="0 0 1 1">') is None
 
 
 def test_site_is_world_readable_whatever_the_umask(tmp_path: Path) -> None:

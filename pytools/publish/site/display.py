@@ -16,6 +16,16 @@ _ANYWHERE = re.compile(_HYGIENIC)
 
 #: Rows of a table figure shown on the page (the certificate has them all).
 MAX_TABLE_ROWS = 24
+#: A table figure with more rows than this is folded behind a summary (a sweep of two dozen
+#: rows would otherwise be the tallest thing in its section; the plot above shows its shape).
+FOLD_ROWS = 8
+#: A table of records with more columns than this shows each record as its own list of
+#: key/value pairs: nine columns squeezed into a figure's cell break every number mid-digit.
+WIDE_COLUMNS = 5
+#: A statement longer than this is a machine-expanded term (a workflow's whole trajectory,
+#: 256-bit nonces), not something a reader reads: the page folds it behind a summary. The
+#: longest hand-written statement of the published results is under 1,000 characters.
+LONG_STATEMENT = 1200
 
 
 def readable_statement(text: str) -> tuple[str, bool]:
@@ -31,24 +41,81 @@ def readable_statement(text: str) -> tuple[str, bool]:
     return shown, shown != text
 
 
+#: A qualified Lean name (``KVCache.Kernel.Act.alloc``): the page shows its last component.
+_QUALIFIED = re.compile(r"(?<![\w.'])(?:[A-Za-z_][\w']*\.)+([A-Za-z_][\w']*)")
+_CONS = "List.cons "
+
+
+def _term_end(text: str, at: int) -> int:
+    """Where the term starting at ``at`` ends: a parenthesised group or one atom."""
+    if text.startswith("(", at):
+        depth = 0
+        for i in range(at, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth == 0:
+                return i + 1
+        return len(text)
+    end = at
+    while end < len(text) and not text[end].isspace() and text[end] not in "()":
+        end += 1
+    return end
+
+
+def list_literal(statement: str) -> tuple[str, ...]:
+    """The elements of the first ``List.cons a (List.cons b … List.nil)`` in a statement, each
+    without its namespaces (``KVCache.Kernel.Act.alloc 0 0`` is ``alloc 0 0``); empty when
+    there is none. A workflow theorem states its actions this way: these are its steps."""
+    at = statement.find(_CONS)
+    items: list[str] = []
+    while at >= 0 and statement.startswith(_CONS, at):
+        start = at + len(_CONS)
+        end = _term_end(statement, start)
+        item = statement[start:end]
+        if item.startswith("(") and item.endswith(")"):
+            item = item[1:-1]
+        items.append(_QUALIFIED.sub(r"\1", item))
+        rest = end + 1
+        if statement.startswith("(" + _CONS, rest):
+            at = rest + 1
+            continue
+        break
+    return tuple(items)
+
+
 @dataclass(frozen=True)
 class Display:
-    """How a figure's value is shown: ``text`` or a small ``table``."""
+    """How a figure's value is shown: ``text``, or a small table: ``records`` (a list of flat
+    objects, one row each) or the key/value ``pairs`` of an object."""
 
     text: str = ""
     columns: tuple[str, ...] = ()
     rows: tuple[tuple[str, ...], ...] = ()
     more_rows: int = 0
+    pairs: bool = False
+
+    @property
+    def folded(self) -> bool:
+        """Too many rows to show open: the page folds the table behind a summary."""
+        return len(self.rows) + self.more_rows > FOLD_ROWS
+
+    @property
+    def wide(self) -> bool:
+        """Records with too many columns for a table in a figure's cell (:data:`WIDE_COLUMNS`):
+        the page shows each record as its own list of pairs."""
+        return not self.pairs and len(self.columns) > WIDE_COLUMNS
 
 
 def _scalar_text(value: Any) -> str:
     if isinstance(value, str):
         return value
+    # one line that wraps at its commas (an indented dump is one number per line)
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 def display_value(value: Any) -> Display:
-    """Scalars as text, a list of flat objects with one key set as a table, else JSON."""
+    """Scalars and lists of scalars as text, a list of flat objects with one key set as a
+    table of records, an object as a table of its keys and values (nested values as one-line
+    JSON), anything else as one-line JSON."""
     if (
         isinstance(value, list)
         and value
@@ -63,8 +130,10 @@ def display_value(value: Any) -> Display:
             rows=rows[:MAX_TABLE_ROWS],
             more_rows=max(0, len(rows) - MAX_TABLE_ROWS),
         )
-    if isinstance(value, dict | list):
-        return Display(text=json.dumps(value, ensure_ascii=False, sort_keys=True, indent=1))
+    if isinstance(value, dict) and value:
+        pairs = tuple((str(k), _scalar_text(value[k])) for k in sorted(value))
+        return Display(columns=("key", "value"), rows=pairs[:MAX_TABLE_ROWS],
+                       more_rows=max(0, len(pairs) - MAX_TABLE_ROWS), pairs=True)
     return Display(text=_scalar_text(value))
 
 

@@ -230,8 +230,10 @@ def _rule_stale(ctx: FigureContext) -> str | None:
 
 def _rule_verified(ctx: FigureContext) -> str | None:
     """None of the rules above applies: the certificate verifies and every input file it
-    depends on is present and hashes to the recorded SHA-256 (the detail says whether the
-    figure was also recomputed here)."""
+    depends on is present and hashes to the recorded SHA-256. Its badge says what was checked:
+    hash matched (the inputs were re-hashed, the value is the certificate's), recomputed (the
+    page builder also recomputed the figure from the inputs and got the certificate's value),
+    or certificate matched (no input file: only the certificate's own hash)."""
     return obtained(ctx)
 
 
@@ -248,6 +250,35 @@ def obtained(ctx: FigureContext) -> str:
         return (f"hash of {names} matched the certificate; value from the verified "
                 "certificate, not recomputed here")
     return "no input file; value from the verified certificate"
+
+
+#: What a ``verified`` figure's badge says was checked, by how the page knows the figure
+#: (:func:`checked`): one green word for "recomputed" and for "its inputs' hashes matched"
+#: would claim more than the page did for the second.
+CHECK_LABELS: dict[str, str] = {
+    "recomputed": "recomputed",
+    "hash-matched": "hash matched",
+    "certificate": "certificate matched",
+}
+
+
+def checked(ctx: FigureContext) -> str:
+    """What was checked for the figure (a key of :data:`CHECK_LABELS`): ``recomputed`` here
+    from its inputs with the result's own code and found equal, or only the SHA-256 of its
+    input files (``hash-matched``), or, with no input file, only the certificate's own hash
+    against the manifest (``certificate``)."""
+    if ctx.recomputed is not NOT_RECOMPUTED and not isinstance(ctx.recomputed, RecomputeFailed):
+        return "recomputed"
+    return "hash-matched" if ctx.inputs else "certificate"
+
+
+def badge(state: str, ctx: FigureContext) -> tuple[str, str]:
+    """(label, css key) of a figure's badge: for a ``verified`` figure what was checked
+    (:func:`checked`), for any other state the state itself (it names what is wrong)."""
+    if state != "verified":
+        return state, state
+    what = checked(ctx)
+    return CHECK_LABELS[what], what
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from pytools.paths import project_root
 from pytools.publish.codes import table_for_page
 from pytools.publish.keys import KeyFileError, TrustedKey, load_trusted_keys
 
-from .evidence import RULES, STALE_DAYS
+from .evidence import CHECK_LABELS, RULES, STALE_DAYS
 from .placement import check_out, place_site
 from .release import Recompute, Release, Sample, SiteError, build_samples, load_release
 
@@ -52,6 +52,9 @@ PANEL = "panel.js"
 #: The place in ``verifier.js`` that receives the reason-code table (:mod:`..codes`).
 CODES_SLOT = "/*@reason-codes@*/null"
 
+#: The counts the intro spells out; it counts the results it shows (never a typed number).
+_NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                 "ten", "eleven", "twelve")
 
 
 # --------------------------------------------------------------------------- rendering
@@ -60,6 +63,17 @@ CODES_SLOT = "/*@reason-codes@*/null"
 def _template_text(name: str) -> str:
     templates = resources.files("pytools.publish.site").joinpath("templates")
     return templates.joinpath(name).read_text(encoding="utf-8")
+
+
+def count_words(n: int) -> str:
+    """``5`` as ``five`` (digits past twelve), for sentences that count what the page shows."""
+    return _NUMBER_WORDS[n] if 0 <= n < len(_NUMBER_WORDS) else str(n)
+
+
+def sentence_case(text: str) -> str:
+    """A heading as it reads inside a sentence: ``Pooled placement`` is ``pooled placement``;
+    an acronym (``KV cache``) keeps its capitals."""
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
 def verifier_script(table: Sequence[Mapping[str, Any]] | None = None) -> str:
@@ -133,6 +147,7 @@ def render_page(release: Release, generated: str,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
+    env.filters.update(sentence_case=sentence_case, count_words=count_words)
     state_counts: dict[str, int] = {}
     for result in release.results:
         for row in result.figures:
@@ -145,11 +160,26 @@ def render_page(release: Release, generated: str,
         release=release,
         samples=samples,
         rules=RULES,
+        check_labels=CHECK_LABELS,
+        file_kinds=_file_kinds(release),
         state_counts=state_counts,
         generated=generated,
         stale_days=STALE_DAYS,
         signer_hint=_signer_hint(release),
     )
+
+
+def _file_kinds(release: Release) -> list[str]:
+    """How many published files of each kind (``5 certificates``, ``3 plots (SVG)``), for the
+    summary of the folded list of downloads."""
+    kinds: dict[str, int] = {}
+    for f in release.files:
+        kinds[f.label] = kinds.get(f.label, 0) + 1
+    out = []
+    for label, n in kinds.items():
+        noun, paren, rest = label.partition(" (")
+        out.append(f"{n} {noun}{'s' if n != 1 else ''}{paren}{rest}")
+    return out
 
 
 def _signer_hint(release: Release) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +28,16 @@ from pytools.publish.manifest import (
 )
 from pytools.publish.validation import SchemaSet, package_schemas
 from pytools.publish.verify import Verdict, verify_bytes
+from pytools.results.kernel.workflows import theorem_name as workflow_theorem_name
 
-from .display import Display, display_value, figure_description, readable_statement
+from .display import (
+    LONG_STATEMENT,
+    Display,
+    display_value,
+    figure_description,
+    list_literal,
+    readable_statement,
+)
 from .evidence import (
     NOT_RECOMPUTED,
     FigureContext,
@@ -36,6 +45,7 @@ from .evidence import (
     RecomputeFailed,
     age_days,
     assign_state,
+    badge,
     check_inputs,
     obtained,
 )
@@ -46,6 +56,7 @@ PRODUCT_RESULTS: tuple[tuple[str, str], ...] = (
     ("demand-fetch-ceiling", "Demand-fetch ceiling: no cache beats the traffic"),
     ("single-owner-kernel", "Single-owner kernel: moving cached state safely"),
     ("pooled-placement", "Pooled placement: reaching the wall"),
+    ("tenant-leak", "Tenant leak: a keyed salt closes the cross-tenant cache hit"),
 )
 
 #: Recomputes a result's figures here from its inputs: (result id, root) -> figures, or None
@@ -65,6 +76,20 @@ class FigureRow:
     detail: str
     description: str = ""
     obtained: str = ""
+    #: the badge: what was checked for a verified figure (hash matched, recomputed), else
+    #: the state; and its css key (see :func:`.evidence.badge`)
+    badge: str = ""
+    check: str = ""
+
+    @property
+    def badge_label(self) -> str:
+        return self.badge or self.state
+
+    @property
+    def badge_class(self) -> str:
+        """``ck-…`` (what was checked) for a verified figure, ``st-…`` (the state) else."""
+        return f"ck-{self.check}" if self.state == "verified" and self.check else \
+            f"st-{self.state}"
 
 
 @dataclass(frozen=True)
@@ -92,6 +117,10 @@ class Plot:
     sha256: str
     data_uri: str
     caption: str
+    #: the published file in the site, so a reader can open the plot at full size
+    href: str = ""
+    #: the size it was drawn at, in CSS pixels (:func:`svg_size`)
+    size: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +131,32 @@ class TheoremView:
     statement: str  # as shown (internal names hidden)
     simplified: bool
     axioms: tuple[str, ...]
+
+    @property
+    def short_name(self) -> str:
+        """The name without its namespaces (the row shows the module beside it)."""
+        return self.name.rpartition(".")[2] or self.name
+
+    @property
+    def long(self) -> bool:
+        """A machine-expanded term rather than a statement to read: folded on the page."""
+        return len(self.statement) > LONG_STATEMENT
+
+
+@dataclass(frozen=True)
+class WorkflowView:
+    """One named workflow of a certificate's bench (``workflows``), with the Lean theorem that
+    states it when the certificate lists one, and its steps read from that theorem."""
+
+    name: str
+    family: str
+    steps: int
+    refusals: int
+    agree: bool
+    theorem: TheoremView | None = None
+    #: the actions as the theorem states them (``alloc 0 0``); empty unless there are exactly
+    #: ``steps`` of them, so a statement of another shape is never misread as steps
+    actions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -116,6 +171,56 @@ class ResultView:
     theorems: tuple[TheoremView, ...] = ()
     plots: tuple[Plot, ...] = ()
     tables: tuple[PublishedFile, ...] = ()
+    workflows: tuple[WorkflowView, ...] = ()
+
+    @property
+    def short_heading(self) -> str:
+        """The heading before its colon: the result's name in a sentence."""
+        return self.heading.partition(":")[0].strip()
+
+    @property
+    def listed_theorems(self) -> tuple[TheoremView, ...]:
+        """The theorems of the theorem table: all but those the workflow table shows."""
+        shown = {w.theorem.name for w in self.workflows if w.theorem is not None}
+        return tuple(t for t in self.theorems if t.name not in shown)
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(t.module for t in self.theorems if t.module))
+
+    @property
+    def axioms(self) -> tuple[str, ...]:
+        return tuple(sorted({a for t in self.theorems for a in t.axioms}))
+
+    @property
+    def common_obtained(self) -> str:
+        """How the page knows the figures, when it is the same for all of them (said once
+        above the table instead of on every row)."""
+        known = {row.obtained for row in self.figures}
+        return known.pop() if len(self.figures) > 1 and len(known) == 1 else ""
+
+    @property
+    def badge_counts(self) -> tuple[tuple[str, str, int], ...]:
+        """(label, css key, number of figures) per badge, for the result's card."""
+        counts: dict[tuple[str, str], int] = {}
+        for row in self.figures:
+            key = (row.badge_label, row.badge_class)
+            counts[key] = counts.get(key, 0) + 1
+        return tuple((label, css, n) for (label, css), n in counts.items())
+
+    @property
+    def figure_count(self) -> int:
+        """How many figures the certificate states (0 for a theorems-only result)."""
+        figures = (self.cert or {}).get("figures")
+        return len(figures) if isinstance(figures, dict) else 0
+
+    @property
+    def families(self) -> tuple[tuple[str, int], ...]:
+        """The workflow families, in order, with how many workflows each has."""
+        counts: dict[str, int] = {}
+        for w in self.workflows:
+            counts[w.family] = counts.get(w.family, 0) + 1
+        return tuple(counts.items())
 
 
 @dataclass(frozen=True)
@@ -184,8 +289,9 @@ def figure_rows(
                             age_days(cert, raw, mtime, now), again)
         state, detail = assign_state(ctx)
         how = obtained(ctx) if verdict.green else "the certificate does not verify"
+        label, check = badge(state, ctx)
         rows.append(FigureRow(name, display_value(ctx.value), state, detail,
-                              figure_description(schema, name), how))
+                              figure_description(schema, name), how, label, check))
     return tuple(rows)
 
 
@@ -197,6 +303,44 @@ def _theorems(cert: dict[str, Any]) -> tuple[TheoremView, ...]:
         out.append(TheoremView(name, str(t.get("module", "")), str(t.get("statement_sha256", "")),
                                shown, simplified, tuple(t.get("axioms", []))))
     return tuple(out)
+
+
+def _workflows(cert: dict[str, Any], theorems: Sequence[TheoremView]
+               ) -> tuple[WorkflowView, ...]:
+    """The certificate's workflow bench, each with its theorem (named by the bench's own rule,
+    :func:`pytools.results.kernel.workflows.theorem_name`) and the steps that theorem states."""
+    by_short = {t.short_name: t for t in theorems}
+    out = []
+    for w in cert.get("workflows") or []:
+        if not isinstance(w, dict):
+            continue
+        name = str(w.get("name", ""))
+        steps = int(w.get("steps", 0))
+        thm = by_short.get(workflow_theorem_name(name))
+        actions = list_literal(thm.statement) if thm is not None else ()
+        out.append(WorkflowView(name, str(w.get("family", "")), steps,
+                                int(w.get("refusals", 0)), bool(w.get("agree")), thm,
+                                actions if len(actions) == steps else ()))
+    return tuple(out)
+
+
+#: An SVG root's ``width`` or ``height`` (matplotlib writes points: ``504pt``).
+_SVG_LENGTH = re.compile(r'\b(width|height)="([0-9.]+)(pt|px)?"')
+
+
+def svg_size(data: bytes) -> tuple[int, int] | None:
+    """The size in CSS pixels an SVG was drawn at (its root's width and height), or None. The
+    page shows a plot no smaller than this on a narrow screen: its text was sized for it."""
+    start = data.find(b"<svg")
+    end = data.find(b">", start)
+    if start < 0 or end < 0:
+        return None
+    sizes: dict[str, float] = {}
+    for name, number, unit in _SVG_LENGTH.findall(data[start:end].decode("utf-8", "replace")):
+        sizes.setdefault(name, float(number) * (96 / 72 if unit == "pt" else 1))
+    if "width" not in sizes or "height" not in sizes:
+        return None
+    return round(sizes["width"]), round(sizes["height"])
 
 
 def _plots(cert: dict[str, Any], files: Mapping[str, PublishedFile]
@@ -211,8 +355,9 @@ def _plots(cert: dict[str, Any], files: Mapping[str, PublishedFile]
         if published.path.endswith(".svg"):
             uri = "data:image/svg+xml;base64," + base64.b64encode(published.data).decode()
             plots.append(Plot(published.path, published.sha256, uri,
-                              f"{published.path}: the plot published with this certificate "
-                              "(its SHA-256 matched the manifest and the certificate's list)"))
+                              f"{published.path}: its SHA-256 matched the manifest and the "
+                              "certificate's list",
+                              published.path, svg_size(published.data)))
         elif published.path.endswith(".csv"):
             tables.append(published)
     return tuple(plots), tuple(tables)
@@ -272,8 +417,9 @@ def load_release(
                            _recomputed(recompute, rid, root))
         heading = headings.get(rid) or str(cert.get("title") or rid)
         plots, tables = _plots(cert, files)
+        theorems = _theorems(cert)
         results.append(ResultView(rid, heading, cert, published, verdict, rows, inputs,
-                                  _theorems(cert), plots, tables))
+                                  theorems, plots, tables, _workflows(cert, theorems)))
     manifest_bytes = Path(manifest_path).read_bytes()
     if sha256_bytes(manifest_bytes) != manifest.sha256:
         raise SiteError(f"{manifest_path}: changed while the site was being built")
