@@ -703,7 +703,7 @@ def test_secret_never_defaults(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("content, words", [
     (bytes(range(256)) * 4, "must be hex"),  # binary: was taken as raw bytes before
-    (secrets.token_bytes(48), "must be hex"),
+    (bytes(range(200, 248)), "must be hex"),  # 48 binary bytes, the length of a key
     (b"correct horse battery staple, a long passphrase!", "must be hex"),
     (b"\xef\xbb\xbf" + SECRET.hex().encode(), "must be hex"),  # a byte-order mark
     (SECRET.hex()[:62].encode(), "has 31 bytes; at least 32"),
@@ -711,7 +711,8 @@ def test_secret_never_defaults(tmp_path: Path) -> None:
     (b"", "has 0 bytes"),
     (b"ab" * 32, "repeated byte"),
     (b"0" * 5000, "longer than 4096 bytes"),
-])
+], ids=["binary", "binary-48", "passphrase", "byte-order-mark", "31-bytes", "odd-digits",
+        "empty", "repeated-byte", "oversized"])
 def test_secret_file_must_be_hex(tmp_path: Path, content: bytes, words: str) -> None:
     """Before: a file that was not hex was taken as raw bytes (README: hex)."""
     f = tmp_path / "secret.bin"
