@@ -210,7 +210,10 @@ class _Printer:
         if head == "Not" and len(args) == 1:
             return "¬" + self.at(args[0], ctx, _ATOM), _MAX
         if head == "OfNat.ofNat" and len(args) == 3 and args[1].kind == "lit":
-            return self.fmt(args[1], ctx)
+            # a numeral shows its type unless it is Nat's: `(5 : Tag)` may mean anything
+            ty = self.at(args[0], ctx, 0)
+            n = self.fmt(args[1], ctx)[0]
+            return (n if ty == "Nat" else f"({n} : {ty})"), _ATOM
         if head == "Membership.mem" and len(args) == 5:
             # Lean ≥ 4.12: `a ∈ s` is `Membership.mem s a` (the collection first)
             return f"{self.at(args[4], ctx, 51)} ∈ {self.at(args[3], ctx, 51)}", 50
@@ -292,11 +295,12 @@ def pp_expr(e: Expr, max_len: int = 20000,
     ``fun (x : A) => b``, ``∃ (x : A), p`` for ``Exists fun x => p``, ``let x : A := v; b``.
     Constants print with full names (universe arguments omitted); fully applied core
     operators print infix (:data:`INFIX`) with Lean's precedences, ``¬p``, ``a ∈ s``, and
-    ``OfNat.ofNat T n i`` as ``n``. When ``explicit`` is given (constant name -> which
-    leading parameters are explicit), implicit and instance arguments are omitted, like
-    Lean's default printer, except in the applications ``shown`` names (by ``id``): those
-    print ``@f`` with every argument and no notation, so that an instance argument that is
-    not core's is seen (``@LE.le Nat (M.argLE M.inst) 2 5``, never ``2 ≤ 5``: rule
+    ``OfNat.ofNat T n i`` as ``n`` at ``Nat``, ``(n : T)`` at any other type. When
+    ``explicit`` is given (constant name -> which leading parameters are explicit),
+    implicit and instance arguments are omitted, like Lean's default printer, except in
+    the applications ``shown`` names (by ``id``): those print ``@f`` with every argument
+    and no notation, so that an instance argument that is not core's is seen
+    (``@LE.le Nat M.argLE 2 5``, never ``2 ≤ 5``: rule
     ``statement-instance``). Output past ``max_len`` is elided with ``…``.
     """
     printer = _Printer(explicit, max_len, shown)
