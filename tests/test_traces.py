@@ -52,12 +52,18 @@ LEAN_INSTANCE = ROOT / "Proofs" / "Ceiling" / "Mooncake.lean"
 def naive(stream: list[int], capacity: int, policy: str) -> int:
     """The Lean model step by step (``KVCache.Ceiling.step``), rescanning past and future:
     the cache is a list, newest first; a miss in a full cache evicts the first element with
-    the largest score (LRU: steps since the last use, Belady: steps to the next use)."""
+    the largest score (LRU: steps since the last use, Belady: steps to the next use); at
+    capacity 0 a miss stores nothing."""
     cache: list[int] = []
     hits = 0
     for i, x in enumerate(stream):
         if x in cache:
             hits += 1
+            continue
+        if len(cache) < capacity:
+            cache.insert(0, x)
+            continue
+        if capacity == 0:
             continue
         if len(cache) >= capacity:
             if policy == "fifo":
@@ -92,6 +98,8 @@ def best_possible(stream: list[int], capacity: int) -> int:
             return 1 + go(i + 1, cache)
         if len(cache) < capacity:
             return go(i + 1, cache | {x})
+        if capacity == 0:
+            return go(i + 1, cache)  # nothing is stored
         return max(go(i + 1, (cache - {v}) | {x}) for v in cache)
 
     return go(0, frozenset())
@@ -139,9 +147,33 @@ def test_known_small_answers() -> None:
         assert simulate([], 3, policy) == 0
 
 
+@given(st.lists(st.integers(min_value=0, max_value=7), max_size=40))
+def test_capacity_zero_stores_nothing(stream: list[int]) -> None:
+    # KVCache.Ceiling.hits_zero: a cache of capacity 0 never hits, whatever the policy.
+    for policy in POLICIES:
+        assert simulate(stream, 0, policy) == 0 == naive(stream, 0, policy)
+    assert best_possible(stream, 0) == 0
+
+
+def test_capacity_zero_on_a_repeat() -> None:
+    # The issue's example: [a, a] hits once at capacity 1, never at capacity 0.
+    for policy in POLICIES:
+        assert simulate([7, 7], 1, policy) == 1
+        assert simulate([7, 7], 0, policy) == 0
+
+
+def test_capacity_zero_planted_model_fails() -> None:
+    # Planted defect: the old model, where capacity 0 inserted on a miss as capacity 1 did.
+    def old_model(stream: list[int], capacity: int, policy: str) -> int:
+        return naive(stream, max(capacity, 1), policy)
+
+    assert old_model([7, 7], 0, "lru") == 1 != simulate([7, 7], 0, "lru")
+
+
 def test_bad_capacity_and_policy() -> None:
-    with pytest.raises(ValueError, match="capacity"):
-        simulate([1], 0, "lru")
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="capacity"):
+            simulate([1], bad, "lru")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown policy"):
         simulate([1], 1, "random")
 
@@ -160,7 +192,7 @@ def test_percent_rounding_is_exact() -> None:
 # ----------------------------------------------------------------------------- properties
 
 streams = st.lists(st.integers(min_value=0, max_value=7), max_size=40)
-capacities = st.integers(min_value=1, max_value=9)
+capacities = st.integers(min_value=0, max_value=9)
 
 
 @given(streams, capacities)
@@ -192,7 +224,7 @@ def test_fast_simulators_match_the_lean_model(stream: list[int], capacity: int) 
 
 @settings(max_examples=60)
 @given(st.lists(st.integers(min_value=0, max_value=4), max_size=10),
-       st.integers(min_value=1, max_value=3))
+       st.integers(min_value=0, max_value=3))
 def test_belady_is_optimal_on_small_streams(stream: list[int], capacity: int) -> None:
     assert simulate(stream, capacity, "belady") == best_possible(stream, capacity)
 

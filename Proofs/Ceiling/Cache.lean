@@ -9,7 +9,8 @@ driven by an arbitrary replacement policy, over a request stream `r : List α`.
 * **Demand fetch.** A request for a block that is in the cache is a *hit* and leaves the
   cache unchanged. A request for a block that is not in the cache is a *miss*; the block is
   then brought in, and only then (`step`). If the cache already holds `k` or more blocks, the
-  policy first evicts one of them.
+  policy first evicts one of them. A cache of capacity `0` stores nothing: a miss leaves it
+  unchanged, so it never hits (`hits_zero`).
 * **Any policy.** A `Policy` chooses the position of the victim from the whole stream `r`,
   the step index `i`, the current cache contents and the incoming block. It may therefore
   look into the future, so offline policies such as Belady's farthest-next-use rule
@@ -29,7 +30,8 @@ What is proved:
   policy ties there, which is not Belady's optimality); Belady's policy reaches the ceiling
   there (`belady_hits_eq_of_distinct_le`), and so does every policy with unbounded capacity
   (`hits_eq_unbounded`, capacity `|r|`).
-* `length_step_le`: with `1 ≤ k` one step never leaves more than `k` blocks in the cache.
+* `length_step_le`: one step never leaves more than `k` blocks in a cache that held at most
+  `k`; `hits_zero`: at capacity `0` every policy scores `0` hits.
 * Warm caches: `hits` starts from an empty cache. From initial contents `C`,
   `warmHits_add_distinct_sdiff_le_length`: `warmHits + |distinct(r) \ C| ≤ |r|`, where the
   distinct blocks of `r` outside `C` are counted as `distinct (r.filter (· ∉ C))`; the bound
@@ -69,11 +71,13 @@ structure Policy (α : Type u) where
 -- noncomputable: `∈` and `List.eraseIdx` have no compiled code in the registry Lean.
 /-- One demand-fetch step of a cache of capacity `k` on request `x` at step `i` of `r`:
 a hit keeps the cache; a miss inserts `x`, after evicting the policy's victim if the cache
-already holds `k` or more blocks. Nothing enters the cache except a requested, missed block. -/
+already holds `k` or more blocks, except at capacity `0`, where a miss stores nothing and
+leaves the cache unchanged. Nothing enters the cache except a requested, missed block. -/
 noncomputable def step (k : Nat) (P : Policy α) (r : List α) (i : Nat) (c : List α) (x : α) :
     List α :=
   if x ∈ c then c
   else if c.length < k then x :: c
+  else if k = 0 then c
   else x :: c.eraseIdx (P.victim r i c x % c.length)
 
 -- noncomputable: `∈` (through `instBEqOfDecidableEq`) has no compiled code in the registry Lean.
@@ -88,12 +92,14 @@ noncomputable def hitsFrom (k : Nat) (P : Policy α) (r : List α) :
 noncomputable def hits (k : Nat) (P : Policy α) (r : List α) : Nat := hitsFrom k P r 0 [] r
 
 -- noncomputable: `∈` (through `instBEqOfDecidableEq`) has no compiled code in the registry Lean.
-/-- Evictions of the run over the remaining requests `xs`, from step `i` with cache `c`. -/
+/-- Evictions of the run over the remaining requests `xs`, from step `i` with cache `c`
+(a miss in a full cache of capacity `k ≥ 1`; at capacity `0` nothing is stored, so nothing is
+evicted). -/
 noncomputable def evictionsFrom (k : Nat) (P : Policy α) (r : List α) :
     Nat → List α → List α → Nat
   | _, _, [] => 0
   | i, c, x :: xs =>
-    (if x ∉ c ∧ k ≤ c.length then 1 else 0) +
+    (if x ∉ c ∧ k ≤ c.length ∧ k ≠ 0 then 1 else 0) +
       evictionsFrom k P r (i + 1) (step k P r i c x) xs
 
 -- noncomputable: calls `evictionsFrom`.
@@ -139,15 +145,19 @@ theorem mem_step {k : Nat} {P : Policy α} {r : List α} {i : Nat} {c : List α}
   · by_cases hk : c.length < k
     · simp only [hx, hk, if_true, if_false] at h
       exact List.mem_cons.mp h
-    · simp only [hx, hk, if_false] at h
-      rcases List.mem_cons.mp h with h | h
-      · exact Or.inl h
-      · exact Or.inr (List.mem_of_mem_eraseIdx h)
+    · by_cases hk0 : k = 0
+      · subst hk0
+        simp [hx] at h
+        exact Or.inr h
+      · simp only [hx, hk, hk0, if_false] at h
+        rcases List.mem_cons.mp h with h | h
+        · exact Or.inl h
+        · exact Or.inr (List.mem_of_mem_eraseIdx h)
 
-/-- With capacity `k ≥ 1`, a step never leaves more than `k` blocks in a cache that held at
-most `k`: demand fetch with eviction respects the capacity. -/
+/-- At every capacity `k`, a step never leaves more than `k` blocks in a cache that held at
+most `k`: demand fetch with eviction respects the capacity (at `0` nothing is stored). -/
 theorem length_step_le (k : Nat) (P : Policy α) (r : List α) (i : Nat) (c : List α) (x : α)
-    (hk1 : 1 ≤ k) (hc : c.length ≤ k) : (step k P r i c x).length ≤ k := by
+    (hc : c.length ≤ k) : (step k P r i c x).length ≤ k := by
   unfold step
   by_cases hx : x ∈ c
   · simp only [hx, if_true]
@@ -155,7 +165,10 @@ theorem length_step_le (k : Nat) (P : Policy α) (r : List α) (i : Nat) (c : Li
   · by_cases hk : c.length < k
     · simp only [hx, hk, if_true, if_false, List.length_cons]
       omega
-    · simp only [hx, hk, if_false]
+    · by_cases hk0 : k = 0
+      · subst hk0
+        simpa [hx] using hc
+      simp only [hx, hk, hk0, if_false]
       cases c with
       | nil => simp only [List.eraseIdx_nil, List.length_cons, List.length_nil]; omega
       | cons y ys =>
@@ -164,6 +177,29 @@ theorem length_step_le (k : Nat) (P : Policy α) (r : List α) (i : Nat) (c : Li
         rw [List.length_cons, List.length_eraseIdx_of_lt hlt]
         simp only [List.length_cons] at hc ⊢
         omega
+
+/-- A step at capacity `0` leaves the cache unchanged: a hit keeps it, a miss stores
+nothing. -/
+theorem step_zero (P : Policy α) (r : List α) (i : Nat) (c : List α) (x : α) :
+    step 0 P r i c x = c := by
+  unfold step
+  by_cases hx : x ∈ c
+  · simp [hx]
+  · simp [hx]
+
+/-- A run at capacity `0` from an empty cache scores no hit: the cache stays empty. -/
+theorem hitsFrom_zero (P : Policy α) (r : List α) : ∀ (xs : List α) (i : Nat),
+    hitsFrom 0 P r i [] xs = 0
+  | [], _ => by simp [hitsFrom]
+  | x :: xs, i => by
+    simp only [hitsFrom, step_zero, hitsFrom_zero P r xs (i + 1)]
+    simp
+
+/-- **Capacity `0` stores nothing.** For every policy and every request stream, a cache of
+capacity `0` (from an empty cache) scores `0` hits: a missed block is never stored, so no
+request hits. -/
+theorem hits_zero (P : Policy α) (r : List α) : hits 0 P r = 0 :=
+  hitsFrom_zero P r r 0
 
 /-- The core counting lemma: if every cached block has been seen, then the hits on the
 remaining requests plus the first occurrences among them (relative to `seen`) are at most

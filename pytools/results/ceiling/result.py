@@ -35,8 +35,8 @@ RESULT_TITLE = "No cache beats the traffic: the demand-fetch hit ceiling (Moonca
 
 #: Fully qualified Lean theorems the result rests on (Proofs/Ceiling/*.lean), headline first:
 #: Belady is optimal at every capacity and monotone in it, LRU is a stack algorithm, the
-#: warm-start ceiling, the cold ceiling, the kernel's counts of the claim's window, and the
-#: whole trace's ceiling fraction from Python's counts.
+#: warm-start ceiling, the cold ceiling, capacity 0 storing nothing, the kernel's counts of the
+#: claim's window, and the whole trace's ceiling fraction from Python's counts.
 THEOREMS: tuple[str, ...] = (
     "KVCache.Ceiling.hits_le_belady_hits",
     "KVCache.Ceiling.belady_hits_mono",
@@ -54,6 +54,7 @@ THEOREMS: tuple[str, ...] = (
     "KVCache.Ceiling.hits_le_hits_of_distinct_le",
     "KVCache.Ceiling.belady_hits_eq_of_distinct_le",
     "KVCache.Ceiling.hits_eq_unbounded",
+    "KVCache.Ceiling.hits_zero",
     "KVCache.Ceiling.Packed.count_spec",
     "KVCache.Ceiling.Mooncake.window_length_distinct",
     "KVCache.Ceiling.Mooncake.window_ceiling_fraction",
@@ -78,8 +79,10 @@ RESULT_LIMITS: tuple[str, ...] = (
     "Belady's farthest-next-use rule is proved optimal at every capacity among the model's "
     "policies: any rule, which may see the whole stream, that admits every missed block and "
     "evicts only when the cache is full (no bypass; with bypass allowed an optimum can score "
-    "more). The LRU and Belady hit counts below are computed in Python (exact stack distances, "
-    "see curve_method), not by Lean.",
+    "more). A cache of capacity 0 stores nothing: every policy scores 0 hits there "
+    "(hits_zero), and every theorem for every capacity k includes that cache. The LRU and "
+    "Belady hit counts below are computed in Python (exact stack distances, see "
+    "curve_method), not by Lean.",
     "The window figures replay lines 1201-2000 of the trace file alone, from an empty cache: "
     "they are the public claim's range, not the whole trace.",
     "LRU is proved a stack algorithm (its cache at capacity k is contained in its cache at "
