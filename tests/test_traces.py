@@ -31,11 +31,13 @@ from pytools.results.ceiling.result import (
     THEOREMS,
     WINDOW_FILE,
     evidence,
+    warm_start,
     window_file,
 )
 from pytools.results.ceiling.sweep import write_sweep
 from pytools.results.ceiling.trace import (
     TraceError,
+    Window,
     ceiling_counts,
     count_distinct,
     load_trace,
@@ -364,12 +366,40 @@ def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
     assert (w["requests"], w["references"], w["distinct"], w["max_hits"]) == (800, 1600, 801, 799)
     assert w["ceiling_percent"] == percent_str(Fraction(799, 1600))
     assert w["policy_hits"][0]["capacity"] == 801  # 1693 > distinct: only distinct is stated
+    # after lines 1-1200, only block 0 of the window was seen: 800 new blocks, 800 hits at most
+    warm = w["warm_start"]
+    assert (warm["prefix_first_line"], warm["prefix_last_line"]) == (1, 1200)
+    assert (warm["references"], warm["distinct"], warm["distinct_seen_before"],
+            warm["distinct_new"], warm["max_hits"]) == (1600, 801, 1, 800, 800)
+    assert warm["ceiling_percent"] == percent_str(Fraction(800, 1600)) == "50.0000"
+    assert warm["cold_ceiling_percent"] == w["ceiling_percent"]
+    assert warm["theorem"] == "KVCache.Ceiling.hitsAfter_add_distinct_sdiff_le_length"
+    assert str(warm["computed_by"]).startswith("Python")
     assert [(i.path, i.sha256) for i in ev.inputs] == [
         ("../shared/data/mooncake/conversation_trace.jsonl",
          hashlib.sha256(trace.read_bytes()).hexdigest())
     ]
     assert RESULT_ID == "demand-fetch-ceiling"
     assert RESULT_LIMITS and all(s.endswith(".") for s in RESULT_LIMITS)
+
+
+def test_warm_start_bound_is_reached_by_a_cache_that_keeps_everything() -> None:
+    reqs = [[1, 2], [3], [1, 3, 4], [4, 5]]
+    trace = lean_inst.TraceRead("t.jsonl", "0" * 64, reqs)
+    warm = warm_start(trace, Window(3, 4), Fraction(1, 5))
+    assert (warm["references"], warm["distinct"], warm["distinct_new"], warm["max_hits"]) == (
+        5, 4, 2, 3)
+    assert warm["cold_ceiling_percent"] == "20.0000"
+    # a cache large enough to keep every block, run over all lines: its hits on lines 3-4
+    stream = [x for r in reqs for x in r]
+    whole = simulate(stream, 100, "lru")
+    first = simulate([x for r in reqs[:2] for x in r], 100, "lru")
+    assert whole - first == warm["max_hits"]
+    for policy in ("lru", "fifo"):  # online: the same hits on lines 1-2 in both runs
+        for k in range(0, 6):  # so these are the hits on lines 3-4; none beats the bound
+            assert simulate(stream, k, policy) - simulate(stream[:3], k, policy) <= 3
+    with pytest.raises(TraceError, match="no lines before"):
+        warm_start(trace, Window(1, 2), Fraction(0))
 
 
 def test_evidence_names_an_absent_trace(tmp_path: Path, monkeypatch) -> None:

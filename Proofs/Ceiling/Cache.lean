@@ -36,6 +36,9 @@ What is proved:
   `warmHits_add_distinct_sdiff_le_length`: `warmHits + |distinct(r) \ C| ≤ |r|`, where the
   distinct blocks of `r` outside `C` are counted as `distinct (r.filter (· ∉ C))`; the bound
   is reached with enough capacity (`warmHits_add_distinct_sdiff_eq_of_le`).
+* After a warm-up: in the run over `pre ++ w` from an empty cache, the hits on `w`
+  (`hitsAfter`, `hits_append`) plus the distinct blocks of `w` absent from `pre` are at most
+  `|w|` (`hitsAfter_add_distinct_sdiff_le_length`).
 
 Belady's optimality at every capacity and LRU's stack property are proved in
 `Proofs.Ceiling.Policies`.
@@ -404,6 +407,64 @@ theorem warmHits_add_distinct_sdiff_eq_of_le (k : Nat) (P : Policy α) (C r : Li
     warmHits k P C r + distinct (r.filter (· ∉ C)) = r.length := by
   rw [← distinctFrom_eq_distinct_filter] at hk ⊢
   exact hitsFrom_exact k P r r 0 C hk
+
+/-! ## The window after a warm-up -/
+
+-- noncomputable: calls `step`.
+/-- The cache contents after the run over the requests `xs`, from step `i` with cache `c`. -/
+noncomputable def runFrom (k : Nat) (P : Policy α) (r : List α) :
+    Nat → List α → List α → List α
+  | _, c, [] => c
+  | i, c, x :: xs => runFrom k P r (i + 1) (step k P r i c x) xs
+
+-- noncomputable: calls `hitsFrom` and `runFrom`.
+/-- `hitsAfter k P pre w`: the hits of policy `P` at capacity `k` on the requests of `w` in
+its run over the stream `pre ++ w` from an empty cache, i.e. after it has served `pre` first
+(whatever that run left in the cache; the policy sees the whole stream `pre ++ w`). -/
+noncomputable def hitsAfter (k : Nat) (P : Policy α) (pre w : List α) : Nat :=
+  hitsFrom k P (pre ++ w) pre.length (runFrom k P (pre ++ w) 0 [] pre) w
+
+/-- A run over `xs ++ ys` scores its hits on `xs`, then on `ys` from the cache `xs` left. -/
+theorem hitsFrom_append (k : Nat) (P : Policy α) (r : List α) :
+    ∀ (xs ys : List α) (i : Nat) (c : List α),
+      hitsFrom k P r i c (xs ++ ys) =
+        hitsFrom k P r i c xs + hitsFrom k P r (i + xs.length) (runFrom k P r i c xs) ys
+  | [], ys, i, c => by simp [hitsFrom, runFrom]
+  | x :: xs, ys, i, c => by
+    have ih := hitsFrom_append k P r xs ys (i + 1) (step k P r i c x)
+    have e : i + 1 + xs.length = i + (xs.length + 1) := by omega
+    simp only [List.cons_append, hitsFrom, runFrom, ih, List.length_cons, e]
+    omega
+
+/-- A block in the cache after a run was in the cache before it or requested during it. -/
+theorem mem_runFrom (k : Nat) (P : Policy α) (r : List α) :
+    ∀ (xs : List α) (i : Nat) (c : List α) (y : α), y ∈ runFrom k P r i c xs → y ∈ c ∨ y ∈ xs
+  | [], _, _, _, h => Or.inl (by simpa [runFrom] using h)
+  | x :: xs, i, c, y, h => by
+    rcases mem_runFrom k P r xs (i + 1) (step k P r i c x) y h with h' | h'
+    · rcases mem_step h' with e | e
+      · rw [e]
+        exact Or.inr List.mem_cons_self
+      · exact Or.inl e
+    · exact Or.inr (List.mem_cons_of_mem x h')
+
+/-- The hits of a run over `pre ++ w` from an empty cache are its hits on `pre` plus its hits
+on `w` (`hitsAfter`). -/
+theorem hits_append (k : Nat) (P : Policy α) (pre w : List α) :
+    hits k P (pre ++ w) = hitsFrom k P (pre ++ w) 0 [] pre + hitsAfter k P pre w := by
+  unfold hits hitsAfter
+  rw [hitsFrom_append k P (pre ++ w) pre w 0 [], Nat.zero_add]
+
+/-- **The window after a warm-up.** For every policy (online or offline), every capacity and
+all streams `pre` and `w`: in the run over `pre ++ w` from an empty cache, the hits on the
+requests of `w` plus the number of distinct blocks of `w` that never occur in `pre` are at most
+`w.length`. Whatever serving `pre` left in the cache, the first request in `w` of each block
+new to `pre` misses. -/
+theorem hitsAfter_add_distinct_sdiff_le_length (k : Nat) (P : Policy α) (pre w : List α) :
+    hitsAfter k P pre w + distinct (w.filter (· ∉ pre)) ≤ w.length := by
+  rw [← distinctFrom_eq_distinct_filter]
+  exact hitsFrom_add_distinctFrom_le k P (pre ++ w) w pre.length _ pre
+    (fun y hy => (mem_runFrom k P (pre ++ w) pre 0 [] y hy).resolve_left (by simp))
 
 /-- A stream on which LRU and FIFO are far from the ceiling and Belady reaches it:
 two hot blocks reused around scans of one-shot blocks, capacity 3. -/
