@@ -98,8 +98,17 @@ def ceiling_figures(trace: bytes) -> dict[str, Any]:
         "ceiling_percent": f"{100 * float(ceiling):.4f}",
         "policy_hits": [row(distinct)],
     }
+    warm = {"label": "test: no lines before the window", "prefix_first_line": 1,
+            "prefix_last_line": 1, "references": len(refs), "distinct": distinct,
+            "distinct_seen_before": 0, "distinct_new": distinct,
+            "max_hits": len(refs) - distinct, "ceiling_numerator": ceiling.numerator,
+            "ceiling_denominator": ceiling.denominator,
+            "ceiling_percent": counts["ceiling_percent"],
+            "cold_ceiling_percent": counts["ceiling_percent"], "computed_by": "Python (test)",
+            "theorem": "KVCache.Ceiling.hitsAfter_add_distinct_sdiff_le_length",
+            "which": "test: the same figure warm and cold"}
     window = {"label": "the whole trace, as its own window", "first_line": 1,
-              "last_line": len(refs), **counts}
+              "last_line": len(refs), **counts, "warm_start": warm}
     kernel = [{"stream": "the whole trace", "requests": len(refs), "references": len(refs),
                "distinct": distinct, "ceiling_numerator": ceiling.numerator,
                "ceiling_denominator": ceiling.denominator,

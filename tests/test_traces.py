@@ -31,11 +31,13 @@ from pytools.results.ceiling.result import (
     THEOREMS,
     WINDOW_FILE,
     evidence,
+    warm_start,
     window_file,
 )
 from pytools.results.ceiling.sweep import write_sweep
 from pytools.results.ceiling.trace import (
     TraceError,
+    Window,
     ceiling_counts,
     count_distinct,
     load_trace,
@@ -52,12 +54,18 @@ LEAN_INSTANCE = ROOT / "Proofs" / "Ceiling" / "Mooncake.lean"
 def naive(stream: list[int], capacity: int, policy: str) -> int:
     """The Lean model step by step (``KVCache.Ceiling.step``), rescanning past and future:
     the cache is a list, newest first; a miss in a full cache evicts the first element with
-    the largest score (LRU: steps since the last use, Belady: steps to the next use)."""
+    the largest score (LRU: steps since the last use, Belady: steps to the next use); at
+    capacity 0 a miss stores nothing."""
     cache: list[int] = []
     hits = 0
     for i, x in enumerate(stream):
         if x in cache:
             hits += 1
+            continue
+        if len(cache) < capacity:
+            cache.insert(0, x)
+            continue
+        if capacity == 0:
             continue
         if len(cache) >= capacity:
             if policy == "fifo":
@@ -92,6 +100,8 @@ def best_possible(stream: list[int], capacity: int) -> int:
             return 1 + go(i + 1, cache)
         if len(cache) < capacity:
             return go(i + 1, cache | {x})
+        if capacity == 0:
+            return go(i + 1, cache)  # nothing is stored
         return max(go(i + 1, (cache - {v}) | {x}) for v in cache)
 
     return go(0, frozenset())
@@ -139,9 +149,33 @@ def test_known_small_answers() -> None:
         assert simulate([], 3, policy) == 0
 
 
+@given(st.lists(st.integers(min_value=0, max_value=7), max_size=40))
+def test_capacity_zero_stores_nothing(stream: list[int]) -> None:
+    # KVCache.Ceiling.hits_zero: a cache of capacity 0 never hits, whatever the policy.
+    for policy in POLICIES:
+        assert simulate(stream, 0, policy) == 0 == naive(stream, 0, policy)
+    assert best_possible(stream, 0) == 0
+
+
+def test_capacity_zero_on_a_repeat() -> None:
+    # The issue's example: [a, a] hits once at capacity 1, never at capacity 0.
+    for policy in POLICIES:
+        assert simulate([7, 7], 1, policy) == 1
+        assert simulate([7, 7], 0, policy) == 0
+
+
+def test_capacity_zero_planted_model_fails() -> None:
+    # Planted defect: the old model, where capacity 0 inserted on a miss as capacity 1 did.
+    def old_model(stream: list[int], capacity: int, policy: str) -> int:
+        return naive(stream, max(capacity, 1), policy)
+
+    assert old_model([7, 7], 0, "lru") == 1 != simulate([7, 7], 0, "lru")
+
+
 def test_bad_capacity_and_policy() -> None:
-    with pytest.raises(ValueError, match="capacity"):
-        simulate([1], 0, "lru")
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="capacity"):
+            simulate([1], bad, "lru")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown policy"):
         simulate([1], 1, "random")
 
@@ -160,7 +194,7 @@ def test_percent_rounding_is_exact() -> None:
 # ----------------------------------------------------------------------------- properties
 
 streams = st.lists(st.integers(min_value=0, max_value=7), max_size=40)
-capacities = st.integers(min_value=1, max_value=9)
+capacities = st.integers(min_value=0, max_value=9)
 
 
 @given(streams, capacities)
@@ -192,7 +226,7 @@ def test_fast_simulators_match_the_lean_model(stream: list[int], capacity: int) 
 
 @settings(max_examples=60)
 @given(st.lists(st.integers(min_value=0, max_value=4), max_size=10),
-       st.integers(min_value=1, max_value=3))
+       st.integers(min_value=0, max_value=3))
 def test_belady_is_optimal_on_small_streams(stream: list[int], capacity: int) -> None:
     assert simulate(stream, capacity, "belady") == best_possible(stream, capacity)
 
@@ -332,12 +366,40 @@ def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
     assert (w["requests"], w["references"], w["distinct"], w["max_hits"]) == (800, 1600, 801, 799)
     assert w["ceiling_percent"] == percent_str(Fraction(799, 1600))
     assert w["policy_hits"][0]["capacity"] == 801  # 1693 > distinct: only distinct is stated
+    # after lines 1-1200, only block 0 of the window was seen: 800 new blocks, 800 hits at most
+    warm = w["warm_start"]
+    assert (warm["prefix_first_line"], warm["prefix_last_line"]) == (1, 1200)
+    assert (warm["references"], warm["distinct"], warm["distinct_seen_before"],
+            warm["distinct_new"], warm["max_hits"]) == (1600, 801, 1, 800, 800)
+    assert warm["ceiling_percent"] == percent_str(Fraction(800, 1600)) == "50.0000"
+    assert warm["cold_ceiling_percent"] == w["ceiling_percent"]
+    assert warm["theorem"] == "KVCache.Ceiling.hitsAfter_add_distinct_sdiff_le_length"
+    assert str(warm["computed_by"]).startswith("Python")
     assert [(i.path, i.sha256) for i in ev.inputs] == [
         ("../shared/data/mooncake/conversation_trace.jsonl",
          hashlib.sha256(trace.read_bytes()).hexdigest())
     ]
     assert RESULT_ID == "demand-fetch-ceiling"
     assert RESULT_LIMITS and all(s.endswith(".") for s in RESULT_LIMITS)
+
+
+def test_warm_start_bound_is_reached_by_a_cache_that_keeps_everything() -> None:
+    reqs = [[1, 2], [3], [1, 3, 4], [4, 5]]
+    trace = lean_inst.TraceRead("t.jsonl", "0" * 64, reqs)
+    warm = warm_start(trace, Window(3, 4), Fraction(1, 5))
+    assert (warm["references"], warm["distinct"], warm["distinct_new"], warm["max_hits"]) == (
+        5, 4, 2, 3)
+    assert warm["cold_ceiling_percent"] == "20.0000"
+    # a cache large enough to keep every block, run over all lines: its hits on lines 3-4
+    stream = [x for r in reqs for x in r]
+    whole = simulate(stream, 100, "lru")
+    first = simulate([x for r in reqs[:2] for x in r], 100, "lru")
+    assert whole - first == warm["max_hits"]
+    for policy in ("lru", "fifo"):  # online: the same hits on lines 1-2 in both runs
+        for k in range(0, 6):  # so these are the hits on lines 3-4; none beats the bound
+            assert simulate(stream, k, policy) - simulate(stream[:3], k, policy) <= 3
+    with pytest.raises(TraceError, match="no lines before"):
+        warm_start(trace, Window(1, 2), Fraction(0))
 
 
 def test_evidence_names_an_absent_trace(tmp_path: Path, monkeypatch) -> None:

@@ -9,7 +9,8 @@ driven by an arbitrary replacement policy, over a request stream `r : List α`.
 * **Demand fetch.** A request for a block that is in the cache is a *hit* and leaves the
   cache unchanged. A request for a block that is not in the cache is a *miss*; the block is
   then brought in, and only then (`step`). If the cache already holds `k` or more blocks, the
-  policy first evicts one of them.
+  policy first evicts one of them. A cache of capacity `0` stores nothing: a miss leaves it
+  unchanged, so it never hits (`hits_zero`).
 * **Any policy.** A `Policy` chooses the position of the victim from the whole stream `r`,
   the step index `i`, the current cache contents and the incoming block. It may therefore
   look into the future, so offline policies such as Belady's farthest-next-use rule
@@ -29,11 +30,15 @@ What is proved:
   policy ties there, which is not Belady's optimality); Belady's policy reaches the ceiling
   there (`belady_hits_eq_of_distinct_le`), and so does every policy with unbounded capacity
   (`hits_eq_unbounded`, capacity `|r|`).
-* `length_step_le`: with `1 ≤ k` one step never leaves more than `k` blocks in the cache.
+* `length_step_le`: one step never leaves more than `k` blocks in a cache that held at most
+  `k`; `hits_zero`: at capacity `0` every policy scores `0` hits.
 * Warm caches: `hits` starts from an empty cache. From initial contents `C`,
   `warmHits_add_distinct_sdiff_le_length`: `warmHits + |distinct(r) \ C| ≤ |r|`, where the
   distinct blocks of `r` outside `C` are counted as `distinct (r.filter (· ∉ C))`; the bound
   is reached with enough capacity (`warmHits_add_distinct_sdiff_eq_of_le`).
+* After a warm-up: in the run over `pre ++ w` from an empty cache, the hits on `w`
+  (`hitsAfter`, `hits_append`) plus the distinct blocks of `w` absent from `pre` are at most
+  `|w|` (`hitsAfter_add_distinct_sdiff_le_length`).
 
 Belady's optimality at every capacity and LRU's stack property are proved in
 `Proofs.Ceiling.Policies`.
@@ -69,11 +74,13 @@ structure Policy (α : Type u) where
 -- noncomputable: `∈` and `List.eraseIdx` have no compiled code in the registry Lean.
 /-- One demand-fetch step of a cache of capacity `k` on request `x` at step `i` of `r`:
 a hit keeps the cache; a miss inserts `x`, after evicting the policy's victim if the cache
-already holds `k` or more blocks. Nothing enters the cache except a requested, missed block. -/
+already holds `k` or more blocks, except at capacity `0`, where a miss stores nothing and
+leaves the cache unchanged. Nothing enters the cache except a requested, missed block. -/
 noncomputable def step (k : Nat) (P : Policy α) (r : List α) (i : Nat) (c : List α) (x : α) :
     List α :=
   if x ∈ c then c
   else if c.length < k then x :: c
+  else if k = 0 then c
   else x :: c.eraseIdx (P.victim r i c x % c.length)
 
 -- noncomputable: `∈` (through `instBEqOfDecidableEq`) has no compiled code in the registry Lean.
@@ -88,12 +95,14 @@ noncomputable def hitsFrom (k : Nat) (P : Policy α) (r : List α) :
 noncomputable def hits (k : Nat) (P : Policy α) (r : List α) : Nat := hitsFrom k P r 0 [] r
 
 -- noncomputable: `∈` (through `instBEqOfDecidableEq`) has no compiled code in the registry Lean.
-/-- Evictions of the run over the remaining requests `xs`, from step `i` with cache `c`. -/
+/-- Evictions of the run over the remaining requests `xs`, from step `i` with cache `c`
+(a miss in a full cache of capacity `k ≥ 1`; at capacity `0` nothing is stored, so nothing is
+evicted). -/
 noncomputable def evictionsFrom (k : Nat) (P : Policy α) (r : List α) :
     Nat → List α → List α → Nat
   | _, _, [] => 0
   | i, c, x :: xs =>
-    (if x ∉ c ∧ k ≤ c.length then 1 else 0) +
+    (if x ∉ c ∧ k ≤ c.length ∧ k ≠ 0 then 1 else 0) +
       evictionsFrom k P r (i + 1) (step k P r i c x) xs
 
 -- noncomputable: calls `evictionsFrom`.
@@ -139,15 +148,19 @@ theorem mem_step {k : Nat} {P : Policy α} {r : List α} {i : Nat} {c : List α}
   · by_cases hk : c.length < k
     · simp only [hx, hk, if_true, if_false] at h
       exact List.mem_cons.mp h
-    · simp only [hx, hk, if_false] at h
-      rcases List.mem_cons.mp h with h | h
-      · exact Or.inl h
-      · exact Or.inr (List.mem_of_mem_eraseIdx h)
+    · by_cases hk0 : k = 0
+      · subst hk0
+        simp [hx] at h
+        exact Or.inr h
+      · simp only [hx, hk, hk0, if_false] at h
+        rcases List.mem_cons.mp h with h | h
+        · exact Or.inl h
+        · exact Or.inr (List.mem_of_mem_eraseIdx h)
 
-/-- With capacity `k ≥ 1`, a step never leaves more than `k` blocks in a cache that held at
-most `k`: demand fetch with eviction respects the capacity. -/
+/-- At every capacity `k`, a step never leaves more than `k` blocks in a cache that held at
+most `k`: demand fetch with eviction respects the capacity (at `0` nothing is stored). -/
 theorem length_step_le (k : Nat) (P : Policy α) (r : List α) (i : Nat) (c : List α) (x : α)
-    (hk1 : 1 ≤ k) (hc : c.length ≤ k) : (step k P r i c x).length ≤ k := by
+    (hc : c.length ≤ k) : (step k P r i c x).length ≤ k := by
   unfold step
   by_cases hx : x ∈ c
   · simp only [hx, if_true]
@@ -155,7 +168,10 @@ theorem length_step_le (k : Nat) (P : Policy α) (r : List α) (i : Nat) (c : Li
   · by_cases hk : c.length < k
     · simp only [hx, hk, if_true, if_false, List.length_cons]
       omega
-    · simp only [hx, hk, if_false]
+    · by_cases hk0 : k = 0
+      · subst hk0
+        simpa [hx] using hc
+      simp only [hx, hk, hk0, if_false]
       cases c with
       | nil => simp only [List.eraseIdx_nil, List.length_cons, List.length_nil]; omega
       | cons y ys =>
@@ -164,6 +180,29 @@ theorem length_step_le (k : Nat) (P : Policy α) (r : List α) (i : Nat) (c : Li
         rw [List.length_cons, List.length_eraseIdx_of_lt hlt]
         simp only [List.length_cons] at hc ⊢
         omega
+
+/-- A step at capacity `0` leaves the cache unchanged: a hit keeps it, a miss stores
+nothing. -/
+theorem step_zero (P : Policy α) (r : List α) (i : Nat) (c : List α) (x : α) :
+    step 0 P r i c x = c := by
+  unfold step
+  by_cases hx : x ∈ c
+  · simp [hx]
+  · simp [hx]
+
+/-- A run at capacity `0` from an empty cache scores no hit: the cache stays empty. -/
+theorem hitsFrom_zero (P : Policy α) (r : List α) : ∀ (xs : List α) (i : Nat),
+    hitsFrom 0 P r i [] xs = 0
+  | [], _ => by simp [hitsFrom]
+  | x :: xs, i => by
+    simp only [hitsFrom, step_zero, hitsFrom_zero P r xs (i + 1)]
+    simp
+
+/-- **Capacity `0` stores nothing.** For every policy and every request stream, a cache of
+capacity `0` (from an empty cache) scores `0` hits: a missed block is never stored, so no
+request hits. -/
+theorem hits_zero (P : Policy α) (r : List α) : hits 0 P r = 0 :=
+  hitsFrom_zero P r r 0
 
 /-- The core counting lemma: if every cached block has been seen, then the hits on the
 remaining requests plus the first occurrences among them (relative to `seen`) are at most
@@ -368,6 +407,64 @@ theorem warmHits_add_distinct_sdiff_eq_of_le (k : Nat) (P : Policy α) (C r : Li
     warmHits k P C r + distinct (r.filter (· ∉ C)) = r.length := by
   rw [← distinctFrom_eq_distinct_filter] at hk ⊢
   exact hitsFrom_exact k P r r 0 C hk
+
+/-! ## The window after a warm-up -/
+
+-- noncomputable: calls `step`.
+/-- The cache contents after the run over the requests `xs`, from step `i` with cache `c`. -/
+noncomputable def runFrom (k : Nat) (P : Policy α) (r : List α) :
+    Nat → List α → List α → List α
+  | _, c, [] => c
+  | i, c, x :: xs => runFrom k P r (i + 1) (step k P r i c x) xs
+
+-- noncomputable: calls `hitsFrom` and `runFrom`.
+/-- `hitsAfter k P pre w`: the hits of policy `P` at capacity `k` on the requests of `w` in
+its run over the stream `pre ++ w` from an empty cache, i.e. after it has served `pre` first
+(whatever that run left in the cache; the policy sees the whole stream `pre ++ w`). -/
+noncomputable def hitsAfter (k : Nat) (P : Policy α) (pre w : List α) : Nat :=
+  hitsFrom k P (pre ++ w) pre.length (runFrom k P (pre ++ w) 0 [] pre) w
+
+/-- A run over `xs ++ ys` scores its hits on `xs`, then on `ys` from the cache `xs` left. -/
+theorem hitsFrom_append (k : Nat) (P : Policy α) (r : List α) :
+    ∀ (xs ys : List α) (i : Nat) (c : List α),
+      hitsFrom k P r i c (xs ++ ys) =
+        hitsFrom k P r i c xs + hitsFrom k P r (i + xs.length) (runFrom k P r i c xs) ys
+  | [], ys, i, c => by simp [hitsFrom, runFrom]
+  | x :: xs, ys, i, c => by
+    have ih := hitsFrom_append k P r xs ys (i + 1) (step k P r i c x)
+    have e : i + 1 + xs.length = i + (xs.length + 1) := by omega
+    simp only [List.cons_append, hitsFrom, runFrom, ih, List.length_cons, e]
+    omega
+
+/-- A block in the cache after a run was in the cache before it or requested during it. -/
+theorem mem_runFrom (k : Nat) (P : Policy α) (r : List α) :
+    ∀ (xs : List α) (i : Nat) (c : List α) (y : α), y ∈ runFrom k P r i c xs → y ∈ c ∨ y ∈ xs
+  | [], _, _, _, h => Or.inl (by simpa [runFrom] using h)
+  | x :: xs, i, c, y, h => by
+    rcases mem_runFrom k P r xs (i + 1) (step k P r i c x) y h with h' | h'
+    · rcases mem_step h' with e | e
+      · rw [e]
+        exact Or.inr List.mem_cons_self
+      · exact Or.inl e
+    · exact Or.inr (List.mem_cons_of_mem x h')
+
+/-- The hits of a run over `pre ++ w` from an empty cache are its hits on `pre` plus its hits
+on `w` (`hitsAfter`). -/
+theorem hits_append (k : Nat) (P : Policy α) (pre w : List α) :
+    hits k P (pre ++ w) = hitsFrom k P (pre ++ w) 0 [] pre + hitsAfter k P pre w := by
+  unfold hits hitsAfter
+  rw [hitsFrom_append k P (pre ++ w) pre w 0 [], Nat.zero_add]
+
+/-- **The window after a warm-up.** For every policy (online or offline), every capacity and
+all streams `pre` and `w`: in the run over `pre ++ w` from an empty cache, the hits on the
+requests of `w` plus the number of distinct blocks of `w` that never occur in `pre` are at most
+`w.length`. Whatever serving `pre` left in the cache, the first request in `w` of each block
+new to `pre` misses. -/
+theorem hitsAfter_add_distinct_sdiff_le_length (k : Nat) (P : Policy α) (pre w : List α) :
+    hitsAfter k P pre w + distinct (w.filter (· ∉ pre)) ≤ w.length := by
+  rw [← distinctFrom_eq_distinct_filter]
+  exact hitsFrom_add_distinctFrom_le k P (pre ++ w) w pre.length _ pre
+    (fun y hy => (mem_runFrom k P (pre ++ w) pre 0 [] y hy).resolve_left (by simp))
 
 /-- A stream on which LRU and FIFO are far from the ceiling and Belady reaches it:
 two hot blocks reused around scans of one-shot blocks, capacity 3. -/

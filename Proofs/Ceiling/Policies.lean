@@ -36,7 +36,8 @@ so Belady's run attains `opt` (`opt_le_hitsFrom_belady`). Monotonicity in the ca
 compares `opt` at `k` and `k + 1` on caches `c ⊆ d` (`opt_le_opt_succ`).
 
 The model forces the requested block into the cache on a miss (no bypass) and evicts only
-when the cache is full; Belady's optimality is proved within that model.
+when the cache is full; Belady's optimality is proved within that model. At capacity `0`
+nothing is stored and every policy scores `0` (`hits_zero`); `opt` is used at `k ≥ 1` only.
 
 ## LRU is a stack algorithm
 
@@ -53,13 +54,13 @@ stack, is at most `k`. Both facts are proved here for LRU.
 * `lruStack h`: the LRU stack of a history `h` given most recent first — its distinct blocks,
   most recently requested first. `stackDistance r i` is the (1-based) position of the block
   requested at `i` in the stack of the requests before `i`, or `none` for a first request.
-* `lru_cacheAt_perm`: with capacity `k ≥ 1`, LRU's cache after `n` requests holds exactly the
-  top `k` blocks of the LRU stack.
+* `lru_cacheAt_perm`: at every capacity `k`, LRU's cache after `n` requests holds exactly the
+  top `k` blocks of the LRU stack (none at `k = 0`, where nothing is stored).
 * `lru_cache_subset_succ` (inclusion): LRU's cache at capacity `k` is contained in its cache
   at capacity `k + 1`, after every prefix of every stream.
 * `lru_hits_le_succ`, `lru_hits_mono`: hence LRU's hits are monotone in the capacity.
-* `lru_hits_eq_countP_stackDistance_le`: with `k ≥ 1`, LRU's hits at capacity `k` are the
-  number of requests whose stack distance is at most `k`.
+* `lru_hits_eq_countP_stackDistance_le`: LRU's hits at capacity `k` are the number of
+  requests whose stack distance is at most `k`.
 -/
 
 @[expose] public section
@@ -367,10 +368,11 @@ theorem hitsFrom_le_opt (k : Nat) (hk : 1 ≤ k) (P : Policy α) (r : List α) :
         rw [hh, opt_cons_of_lt hx hlt]
         exact hitsFrom_le_opt k hk P r xs (i + 1) (x :: c) (List.nodup_cons.mpr ⟨hx, hc⟩)
       · have hpos : 0 < c.length := by omega
+        have hk0 : ¬ k = 0 := by omega
         have hj : P.victim r i c x % c.length < c.length := Nat.mod_lt _ hpos
         have hstep : step k P r i c x =
             x :: c.erase (c[P.victim r i c x % c.length]'hj) := by
-          simp only [step, hx, hlt, ↓reduceIte]
+          simp only [step, hx, hlt, hk0, ↓reduceIte]
           rw [eraseIdx_eq_erase_getElem c _ hj hc]
         have hh : hitsFrom k P r i c (x :: xs) = hitsFrom k P r (i + 1)
             (x :: c.erase (c[P.victim r i c x % c.length]'hj)) xs := by
@@ -452,8 +454,9 @@ theorem opt_le_hitsFrom_belady (k : Nat) (hk : 1 ≤ k) (r : List α) :
           rw [← hval] at h1
           simp only [hr'] at h1
           exact h1
+        have hk0 : ¬ k = 0 := by omega
         have hstep : step k belady r i c x = x :: c.erase (c[j]'hj0) := by
-          simp only [step, hx, hlt, ↓reduceIte, belady, hp]
+          simp only [step, hx, hlt, hk0, ↓reduceIte, belady, hp]
           rw [Nat.mod_eq_of_lt hj0, eraseIdx_eq_erase_getElem c j hj0 hc]
         generalize hmdef : c[j]'hj0 = m at hm hstep
         have hmc : m ∈ c := by rw [← hmdef]; exact List.getElem_mem hj0
@@ -506,30 +509,6 @@ theorem opt_le_hitsFrom_belady (k : Nat) (hk : 1 ≤ k) (r : List α) :
           rw [opt_perm k xs p1, opt_perm k xs p2]
           exact ex
 
-/-! ## Capacity zero behaves as capacity one -/
-
-/-- A step at capacity `0` is a step at capacity `1`: the model always inserts a missed
-block, so a cache of capacity `0` holds the last missed block, like one of capacity `1`. -/
-theorem step_zero (P : Policy α) (r : List α) (i : Nat) (c : List α) (x : α) :
-    step 0 P r i c x = step 1 P r i c x := by
-  unfold step
-  by_cases hx : x ∈ c
-  · simp [hx]
-  · cases c with
-    | nil => simp
-    | cons y ys => simp [hx]
-
-/-- Runs at capacity `0` and `1` score the same hits. -/
-theorem hitsFrom_zero (P : Policy α) (r : List α) : ∀ (xs : List α) (i : Nat) (c : List α),
-    hitsFrom 0 P r i c xs = hitsFrom 1 P r i c xs
-  | [], _, _ => by simp [hitsFrom]
-  | x :: xs, i, c => by
-    simp only [hitsFrom, step_zero, hitsFrom_zero P r xs (i + 1)]
-
-/-- Hits at capacity `0` are hits at capacity `1`. -/
-theorem hits_zero (P : Policy α) (r : List α) : hits 0 P r = hits 1 P r :=
-  hitsFrom_zero P r r 0 []
-
 /-! ## The headline theorems -/
 
 /-- With capacity at least one, Belady's hits equal the offline optimum `opt`. -/
@@ -547,14 +526,14 @@ theorem hits_le_belady_hits_of_one_le (k : Nat) (hk : 1 ≤ k) (P : Policy α) (
 /-- **Belady's rule is optimal at every capacity.** For every capacity `k`, every
 demand-fetch policy `P` of the model (which may see the whole stream, future included) and
 every request stream `r`, starting from an empty cache, `P` scores at most as many hits as
-Belady's farthest-next-use rule. (Capacity `0` behaves as capacity `1` in the model, see
+Belady's farthest-next-use rule. (At capacity `0` every policy scores `0`, see
 `hits_zero`.) -/
 theorem hits_le_belady_hits (k : Nat) (P : Policy α) (r : List α) :
     hits k P r ≤ hits k belady r := by
   cases k with
   | zero =>
-    rw [hits_zero, hits_zero]
-    exact hits_le_belady_hits_of_one_le 1 (Nat.le_refl 1) P r
+    rw [hits_zero]
+    exact Nat.zero_le _
   | succ k => exact hits_le_belady_hits_of_one_le (k + 1) (by omega) P r
 
 /-- One more slot never hurts the optimum: from caches `c ⊆ d` (without duplicates) holding
@@ -634,7 +613,7 @@ theorem opt_le_opt_succ (k : Nat) : ∀ (xs c d : List α), c.Nodup → d.Nodup 
 theorem belady_hits_le_succ (k : Nat) (r : List α) :
     hits k belady r ≤ hits (k + 1) belady r := by
   cases k with
-  | zero => rw [hits_zero]; exact Nat.le_refl _
+  | zero => rw [hits_zero]; exact Nat.zero_le _
   | succ k =>
     rw [belady_hits_eq_opt (k + 1) (by omega) r, belady_hits_eq_opt (k + 1 + 1) (by omega) r]
     exact opt_le_opt_succ (k + 1) r [] [] List.nodup_nil List.nodup_nil (fun _ h => h)
@@ -704,18 +683,13 @@ theorem hits_eq_countP_hitAt (k : Nat) (P : Policy α) (r : List α) :
   rw [List.range_eq_range']
   exact h
 
-/-- At capacity `0` the model keeps the last missed block, as at capacity `1`. -/
-theorem cacheAt_zero (P : Policy α) (r : List α) : ∀ n,
-    cacheAt 0 P r n = cacheAt 1 P r n
+/-- At capacity `0` the cache stays empty: a miss stores nothing. -/
+theorem cacheAt_zero (P : Policy α) (r : List α) : ∀ n, cacheAt 0 P r n = []
   | 0 => rfl
   | n + 1 => by
     cases h : r[n]? with
-    | none =>
-      rw [cacheAt_succ_of_getElem?_eq_none h, cacheAt_succ_of_getElem?_eq_none h,
-        cacheAt_zero P r n]
-    | some x =>
-      rw [cacheAt_succ_of_getElem? h, cacheAt_succ_of_getElem? h, cacheAt_zero P r n,
-        step_zero]
+    | none => rw [cacheAt_succ_of_getElem?_eq_none h, cacheAt_zero P r n]
+    | some x => rw [cacheAt_succ_of_getElem? h, cacheAt_zero P r n, step_zero]
 
 /-! ## The LRU stack -/
 
@@ -832,7 +806,7 @@ theorem lru_step_perm (k : Nat) (hk : 1 ≤ k) (r : List α) (n : Nat) (c : List
       rw [List.erase_of_not_mem hxs,
         List.take_of_length_le (by simp only [List.length_cons]; omega)]
       exact hc.cons x
-    · rw [if_neg hlt]
+    · rw [if_neg hlt, if_neg (Nat.succ_ne_zero k)]
       have hv : k < s.length := by split at hlen <;> omega
       have htake : s.take (k + 1) = s.take k ++ [s[k]] := (List.take_append_getElem hv).symm
       have hpw : (s.take (k + 1)).Pairwise (fun y z => firstPos y h < firstPos z h) :=
@@ -864,14 +838,13 @@ theorem lru_step_perm (k : Nat) (hk : 1 ≤ k) (r : List α) (n : Nat) (c : List
       refine (hc.erase s[k]).trans ?_ |>.cons x
       rw [htake, List.erase_append_right _ hvs, List.erase_cons_head, List.append_nil]
 
-/-- **LRU's cache is the top of the LRU stack.** With capacity `k ≥ 1`, after the first `n`
-requests of `r`, LRU's cache is (up to order) the `k` most recently requested distinct
-blocks. -/
-theorem lru_cacheAt_perm (k : Nat) (hk : 1 ≤ k) (r : List α) :
+/-- With capacity `k ≥ 1`, after the first `n` requests of `r`, LRU's cache is (up to order)
+the `k` most recently requested distinct blocks (every capacity: `lru_cacheAt_perm`). -/
+theorem lru_cacheAt_perm_of_one_le (k : Nat) (hk : 1 ≤ k) (r : List α) :
     ∀ n, (cacheAt k lru r n).Perm ((lruStack (r.take n).reverse).take k)
   | 0 => by simp [cacheAt, lruStack]
   | n + 1 => by
-    have ih := lru_cacheAt_perm k hk r n
+    have ih := lru_cacheAt_perm_of_one_le k hk r n
     cases hrn : r[n]? with
     | none =>
       rw [cacheAt_succ_of_getElem?_eq_none hrn]
@@ -885,11 +858,20 @@ theorem lru_cacheAt_perm (k : Nat) (hk : 1 ≤ k) (r : List α) :
       rw [ht]
       exact lru_step_perm k hk r n _ x ih
 
-/-- A block is in LRU's cache at capacity `k ≥ 1` after `n` requests iff it is among the
-top `k` of the LRU stack. -/
-theorem mem_lru_cacheAt_iff (k : Nat) (hk : 1 ≤ k) (r : List α) (n : Nat) (y : α) :
+/-- **LRU's cache is the top of the LRU stack.** For every capacity `k`, after the first `n`
+requests of `r`, LRU's cache is (up to order) the `k` most recently requested distinct
+blocks (none at capacity `0`). -/
+theorem lru_cacheAt_perm (k : Nat) (r : List α) (n : Nat) :
+    (cacheAt k lru r n).Perm ((lruStack (r.take n).reverse).take k) := by
+  cases k with
+  | zero => simp [cacheAt_zero]
+  | succ k => exact lru_cacheAt_perm_of_one_le (k + 1) (by omega) r n
+
+/-- A block is in LRU's cache at capacity `k` after `n` requests iff it is among the top `k`
+of the LRU stack. -/
+theorem mem_lru_cacheAt_iff (k : Nat) (r : List α) (n : Nat) (y : α) :
     y ∈ cacheAt k lru r n ↔ y ∈ (lruStack (r.take n).reverse).take k :=
-  (lru_cacheAt_perm k hk r n).mem_iff
+  (lru_cacheAt_perm k r n).mem_iff
 
 /-! ## The stack property and stack distances -/
 
@@ -899,12 +881,9 @@ every prefix length `n`, LRU's cache at capacity `k` is contained in its cache a
 theorem lru_cache_subset_succ (k : Nat) (r : List α) (n : Nat) :
     ∀ y ∈ cacheAt k lru r n, y ∈ cacheAt (k + 1) lru r n := by
   intro y hy
-  cases k with
-  | zero => rw [← cacheAt_zero]; exact hy
-  | succ k =>
-    rw [mem_lru_cacheAt_iff (k + 1) (by omega) r n y] at hy
-    rw [mem_lru_cacheAt_iff (k + 1 + 1) (by omega) r n y]
-    exact List.take_subset_take_left _ (Nat.le_succ _) hy
+  rw [mem_lru_cacheAt_iff k r n y] at hy
+  rw [mem_lru_cacheAt_iff (k + 1) r n y]
+  exact List.take_subset_take_left _ (Nat.le_succ _) hy
 
 /-- **LRU's hits grow with the capacity**, one slot at a time (a consequence of
 inclusion). -/
@@ -940,14 +919,14 @@ noncomputable def stackDistance (r : List α) (i : Nat) : Option Nat :=
     else none
   | none => none
 
-/-- With capacity `k ≥ 1`, the request at position `j` hits in LRU's run iff its stack
+/-- At every capacity `k`, the request at position `j` hits in LRU's run iff its stack
 distance is at most `k`. -/
-theorem lru_hitAt_eq (k : Nat) (hk : 1 ≤ k) (r : List α) (j : Nat) :
+theorem lru_hitAt_eq (k : Nat) (r : List α) (j : Nat) :
     hitAt k lru r j = (stackDistance r j).any (fun d => decide (d ≤ k)) := by
   cases hj : r[j]? with
   | none => simp [hitAt, stackDistance, hj]
   | some x =>
-    have hp := mem_lru_cacheAt_iff k hk r j x
+    have hp := mem_lru_cacheAt_iff k r j x
     rw [mem_take_iff_firstPos_lt] at hp
     by_cases hm : x ∈ lruStack (r.take j).reverse
     · simp only [hitAt, stackDistance, hj, hm, ↓reduceIte, Option.any, hp, true_and,
@@ -956,15 +935,16 @@ theorem lru_hitAt_eq (k : Nat) (hk : 1 ≤ k) (r : List α) (j : Nat) :
     · simp only [hitAt, stackDistance, hj, hm, ↓reduceIte, Option.any, hp, false_and,
         decide_false]
 
-/-- **LRU's hits are counted by stack distances** (Mattson et al.): with capacity `k ≥ 1`,
-LRU's hits on `r` are the number of positions of `r` whose stack distance is at most `k`. -/
-theorem lru_hits_eq_countP_stackDistance_le (k : Nat) (hk : 1 ≤ k) (r : List α) :
+/-- **LRU's hits are counted by stack distances** (Mattson et al.): at every capacity `k`,
+LRU's hits on `r` are the number of positions of `r` whose stack distance is at most `k`
+(stack distances are at least `1`, so none at capacity `0`). -/
+theorem lru_hits_eq_countP_stackDistance_le (k : Nat) (r : List α) :
     hits k lru r = (List.range r.length).countP
       (fun i => (stackDistance r i).any (fun d => decide (d ≤ k))) := by
   rw [hits_eq_countP_hitAt]
   congr 1
   funext j
-  exact lru_hitAt_eq k hk r j
+  exact lru_hitAt_eq k r j
 
 end KVCache.Ceiling
 

@@ -104,8 +104,8 @@ def ceiling_cmd(file: Path, window: Window | None, quiet: bool) -> None:
 
 @main.command("simulate")
 @file_argument
-@click.option("--capacity", "-k", type=click.IntRange(min=1), required=True,
-              help="Cache capacity in blocks.")
+@click.option("--capacity", "-k", type=click.IntRange(min=0), required=True,
+              help="Cache capacity in blocks (0: nothing is stored, no hit).")
 @click.option("--policy", type=click.Choice([*POLICIES, "all"]), default="all",
               show_default=True)
 @window_option

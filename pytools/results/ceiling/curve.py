@@ -378,9 +378,10 @@ class Curve:
     opt_hits: np.ndarray
 
     def at(self, capacity: int) -> tuple[int, int]:
-        """``(lru hits, opt hits)`` at ``capacity`` (every block fits past ``distinct``)."""
-        if capacity < 1:
-            raise ValueError(f"capacity must be a positive integer, got {capacity!r}")
+        """``(lru hits, opt hits)`` at ``capacity`` (every block fits past ``distinct``; a
+        cache of capacity 0 stores nothing and hits never)."""
+        if capacity < 0:
+            raise ValueError(f"capacity must be a non-negative integer, got {capacity!r}")
         k = min(capacity, self.distinct) - 1
         if k < 0:
             return 0, 0

@@ -1,6 +1,7 @@
 """Cache replacement policies simulated on a block-reference stream: LRU, FIFO and Belady
-(farthest next use, offline), with the Lean model's semantics: a hit leaves the cache
-unchanged, a miss inserts the block after evicting one if the cache is full (capacity >= 1).
+(farthest next use, offline), with the Lean model's semantics (``KVCache.Ceiling.step``): a hit
+leaves the cache unchanged, a miss inserts the block after evicting one if the cache is full;
+a cache of capacity 0 stores nothing, so it never hits (Lean: ``KVCache.Ceiling.hits_zero``).
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ POLICIES: tuple[str, ...] = ("lru", "fifo", "belady")
 
 
 def _check_capacity(capacity: int) -> None:
-    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
-        raise ValueError(f"capacity must be a positive integer, got {capacity!r}")
+    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 0:
+        raise ValueError(f"capacity must be a non-negative integer, got {capacity!r}")
 
 
 def simulate_lru(stream: Sequence[int], capacity: int) -> int:
     """Hits of least-recently-used eviction with ``capacity`` blocks."""
     _check_capacity(capacity)
+    if capacity == 0:
+        return 0  # nothing is stored
     cache: OrderedDict[int, None] = OrderedDict()
     hits = 0
     move = cache.move_to_end
@@ -41,6 +44,8 @@ def simulate_lru(stream: Sequence[int], capacity: int) -> int:
 def simulate_fifo(stream: Sequence[int], capacity: int) -> int:
     """Hits of first-in-first-out eviction with ``capacity`` blocks (hits do not reorder)."""
     _check_capacity(capacity)
+    if capacity == 0:
+        return 0  # nothing is stored
     cache: set[int] = set()
     order: deque[int] = deque()
     hits = 0
@@ -75,6 +80,8 @@ def simulate_belady(stream: Sequence[int], capacity: int) -> int:
     cache or its next use moved on); the future is never rescanned.
     """
     _check_capacity(capacity)
+    if capacity == 0:
+        return 0  # nothing is stored
     nxt = next_uses(stream)
     cache: dict[int, int] = {}  # block -> position of its next use
     heap: list[tuple[int, int]] = []  # (-next use, block), possibly stale

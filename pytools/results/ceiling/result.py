@@ -19,6 +19,7 @@ from .curve import Curve
 from .lean_instance import (
     WINDOW_MODULE,
     StreamCounts,
+    TraceRead,
     counts_of_requests,
     lean_instance,
     read_trace,
@@ -35,8 +36,9 @@ RESULT_TITLE = "No cache beats the traffic: the demand-fetch hit ceiling (Moonca
 
 #: Fully qualified Lean theorems the result rests on (Proofs/Ceiling/*.lean), headline first:
 #: Belady is optimal at every capacity and monotone in it, LRU is a stack algorithm, the
-#: warm-start ceiling, the cold ceiling, the kernel's counts of the claim's window, and the
-#: whole trace's ceiling fraction from Python's counts.
+#: warm-start ceiling (from contents C, and on a window after the lines before it), the cold
+#: ceiling, capacity 0 storing nothing, the kernel's counts of the
+#: claim's window, and the whole trace's ceiling fraction from Python's counts.
 THEOREMS: tuple[str, ...] = (
     "KVCache.Ceiling.hits_le_belady_hits",
     "KVCache.Ceiling.belady_hits_mono",
@@ -46,6 +48,8 @@ THEOREMS: tuple[str, ...] = (
     "KVCache.Ceiling.lru_cacheAt_perm",
     "KVCache.Ceiling.warmHits_add_distinct_sdiff_le_length",
     "KVCache.Ceiling.warmHits_add_distinct_sdiff_eq_of_le",
+    "KVCache.Ceiling.hitsAfter_add_distinct_sdiff_le_length",
+    "KVCache.Ceiling.hits_append",
     "KVCache.Ceiling.hits_add_distinct_le_length",
     "KVCache.Ceiling.hits_le_length_sub_distinct",
     "KVCache.Ceiling.hits_mul_le_of_ceiling_le",
@@ -54,6 +58,7 @@ THEOREMS: tuple[str, ...] = (
     "KVCache.Ceiling.hits_le_hits_of_distinct_le",
     "KVCache.Ceiling.belady_hits_eq_of_distinct_le",
     "KVCache.Ceiling.hits_eq_unbounded",
+    "KVCache.Ceiling.hits_zero",
     "KVCache.Ceiling.Packed.count_spec",
     "KVCache.Ceiling.Mooncake.window_length_distinct",
     "KVCache.Ceiling.Mooncake.window_ceiling_fraction",
@@ -70,18 +75,26 @@ RESULT_LIMITS: tuple[str, ...] = (
     "Demand-fetch model: a block enters the cache only when it is requested and missed; "
     "prefetching, and admitting blocks computed elsewhere, are outside the model.",
     "Starting from an empty cache: the ceiling hits + distinct <= references, its fraction and "
-    "every figure here are for a cold cache. From initial contents C, Lean proves the warm "
-    "bound hits + |distinct(r) \\ C| <= |r| instead.",
+    "every figure here but window.warm_start are for a cold cache. From initial contents C, "
+    "Lean proves the warm bound hits + |distinct(r) \\ C| <= |r| instead, and on a window "
+    "served after the lines before it, hits + |distinct(window) \\ earlier blocks| <= "
+    "|window|.",
     "The ceiling (references - distinct) / references bounds every policy, online or "
     "offline, at every capacity; it is reached exactly once the capacity is at least the "
     "number of distinct blocks.",
     "Belady's farthest-next-use rule is proved optimal at every capacity among the model's "
     "policies: any rule, which may see the whole stream, that admits every missed block and "
     "evicts only when the cache is full (no bypass; with bypass allowed an optimum can score "
-    "more). The LRU and Belady hit counts below are computed in Python (exact stack distances, "
-    "see curve_method), not by Lean.",
+    "more). A cache of capacity 0 stores nothing: every policy scores 0 hits there "
+    "(hits_zero), and every theorem for every capacity k includes that cache. The LRU and "
+    "Belady hit counts below are computed in Python (exact stack distances, see "
+    "curve_method), not by Lean.",
     "The window figures replay lines 1201-2000 of the trace file alone, from an empty cache: "
-    "they are the public claim's range, not the whole trace.",
+    "they are the public claim's range, not the whole trace. A cache that served lines "
+    "1-1200 first (as a running one has) faces the warm figure instead (window.warm_start: "
+    "Lean's hitsAfter_add_distinct_sdiff_le_length, with the counts taken by Python from the "
+    "hashed trace, not by the kernel): blocks of the window requested before it need not "
+    "miss, so its ceiling is about twice the cold one.",
     "LRU is proved a stack algorithm (its cache at capacity k is contained in its cache at "
     "k + 1, its hits at k are the references of stack distance <= k); the LRU curve itself is "
     "simulated in Python.",
@@ -148,13 +161,57 @@ def _count_row(stream: str, c: StreamCounts, computed_by: str, theorem: str | No
     }
 
 
-def kernel_counts(root: Path, path: Path) -> list[dict[str, object]]:
+#: The Lean theorem the warm window's bound instantiates (``pre`` = the lines before it).
+WARM_THEOREM = "KVCache.Ceiling.hitsAfter_add_distinct_sdiff_le_length"
+
+
+def warm_start(trace: TraceRead, window: Window, cold: Fraction) -> dict[str, object]:
+    """The claim's window after a warm-up on every line before it: the most hits any
+    demand-fetch cache can score on the window once it has served lines 1..start-1 is
+    ``references - |distinct(window) \\ blocks of those lines|`` (Lean:
+    :data:`WARM_THEOREM`), beside ``cold``, the window's ceiling from an empty cache; counted
+    here from the hashed trace."""
+    if window.start < 2:
+        raise TraceError(f"window {window.label} has no lines before it to warm up on")
+    before = {x for r in trace.window(1, window.start - 1) for x in r}
+    stream = [x for r in trace.window(window.start, window.end) for x in r]
+    if not stream:
+        raise TraceError(f"{trace.name}: window {window.label} has no block references")
+    blocks = set(stream)
+    new = len(blocks - before)
+    top = len(stream) - new
+    ceiling = Fraction(top, len(stream))
+    return {
+        "label": f"the window {window.label} after a cache served lines 1-{window.start - 1} "
+                 "first (from an empty cache), whatever they left cached",
+        "prefix_first_line": 1,
+        "prefix_last_line": window.start - 1,
+        "references": len(stream),
+        "distinct": len(blocks),
+        "distinct_seen_before": len(blocks) - new,
+        "distinct_new": new,
+        "max_hits": top,
+        "ceiling_numerator": ceiling.numerator,
+        "ceiling_denominator": ceiling.denominator,
+        "ceiling_percent": percent_str(ceiling),
+        "cold_ceiling_percent": percent_str(cold),
+        "computed_by": "Python (pytools), from the hashed trace file; not computed by the Lean "
+                       "kernel",
+        "theorem": WARM_THEOREM,
+        "which": f"A running cache faces the warm figure ({percent_str(ceiling)} %): it has "
+                 f"served the lines before the window. The cold {percent_str(cold)} % holds only "
+                 "for a cache that starts the window empty.",
+    }
+
+
+def kernel_counts(root: Path, path: Path, trace: TraceRead | None = None
+                  ) -> list[dict[str, object]]:
     """Who computed which counts: the claim's window, counted by the Lean kernel, after
     checking that the committed module is exactly the one the trace at ``path`` gives (else
     :class:`TraceError`: the Lean theorem would not speak for these figures); and the whole
     trace, counted by Python only (see :mod:`.lean_instance` for why). The trace is read
-    once, for the module and the counts."""
-    trace = read_trace(path)
+    once (or given as ``trace``), for the module and the counts."""
+    trace = trace or read_trace(path)
     problems = WINDOW_FILE.check(root, lean_instance(trace, CLAIM_LINES).encode("utf-8"))
     if problems:
         raise TraceError("; ".join(problems))
@@ -213,6 +270,9 @@ def evidence(root: Path) -> Evidence:
     """Figures of the result ``demand-fetch-ceiling``, computed from the shared trace: the
     whole trace, and the claim's window side by side (labelled as a window)."""
     sha, (summary, curve), (w_summary, w_curve) = _analysed(root)
+    trace = read_trace(mooncake_trace(root))
+    if trace.sha256 != sha:
+        raise TraceError(f"{mooncake_trace(root)}: changed while it was read")
     counts = counts_from(summary, curve)
     refs = counts.references
     figures: dict[str, object] = {
@@ -220,7 +280,7 @@ def evidence(root: Path) -> Evidence:
         "policy_hits": [_row_dict(r, refs) for r in _stated(curve, EVIDENCE_CAPACITIES)],
         "sweep": [_row_dict(r, refs) for r in sweep_rows(curve, sweep_capacities(curve.distinct))],
         "curve_method": CURVE_METHOD,
-        "kernel_counts": kernel_counts(root, mooncake_trace(root)),
+        "kernel_counts": kernel_counts(root, mooncake_trace(root), trace),
     }
     w_counts = counts_from(w_summary, w_curve)
     figures["window"] = {
@@ -231,6 +291,7 @@ def evidence(root: Path) -> Evidence:
         **_count_figures(w_counts),
         "policy_hits": [_row_dict(r, w_counts.references)
                         for r in _stated(w_curve, CLAIM_WINDOW_CAPACITIES)],
+        "warm_start": warm_start(trace, CLAIM_WINDOW, w_counts.ceiling),
     }
     return Evidence(figures=figures, inputs=(InputFile(path=TRACE_INPUT_PATH, sha256=sha),))
 
