@@ -59,7 +59,13 @@ THEOREMS: tuple[str, ...] = tuple(
         "keyed_realises",
         "saltedDesign_exact",
         "salted_meets_floor",
+        "keyed_contents_injective",
         "unsaltedDesign_leaks",
+        "perTenant_noninterference",
+        "quotaLru_perTenant",
+        "quota_own_reuse",
+        "lru_interference",
+        "lru_not_perTenant",
     )
 )
 
@@ -82,9 +88,18 @@ RESULT_LIMITS: tuple[str, ...] = (
     "The keyed salts here use a throw-away secret derived from the public seed, so that they "
     "can be recomputed; a deployment's secret is random and kept secret. The Lean model does "
     "not model the secret: the keyed admission refuses every client-chosen salt.",
-    "The Lean model has no eviction (evicting only removes hits) and counts whole blocks of a "
-    "request's chain; the engines' rule that the last prompt token is always recomputed "
-    "(at most len - 1 tokens from cache) is in the reference model, not in Lean.",
+    "Zero leak is not noninterference. Proofs/Leak/Salted.lean never evicts; with eviction "
+    "(Proofs/Leak/Eviction.lean) a shared pool lets one tenant's traffic evict another's salted "
+    "blocks, so the victim's hits depend on what others sent (lru_interference, for LRU at "
+    "request granularity, every capacity k >= 1 and T >= 2 tenants); only a partitioned cache "
+    "whose eviction picks the requester's own entries is noninterferent "
+    "(perTenant_noninterference, for every quota and every policy of the class PerTenant). "
+    "The observation is the number of leading blocks served from cache: queueing, batching "
+    "with other tenants' requests and timing noise are left out of the model, and quotas do "
+    "not close them.",
+    "The Lean models count whole blocks of a request's chain; the engines' rule that the last "
+    "prompt token is always recomputed (at most len - 1 tokens from cache) is in the reference "
+    "model, not in Lean.",
 )
 
 
