@@ -28,6 +28,8 @@ from .evidence import (
     reference_disagreements,
     salt_problems,
 )
+from .probe import figures as probe_figures
+from .probe import probe_claims
 from .scenarios import METRICS
 
 RESULT_ID = "tenant-leak"
@@ -35,7 +37,8 @@ RESULT_TITLE = ("The cross-tenant prefix-cache leak on vLLM's and SGLang's own c
                 "closed by a keyed salt bound at admission")
 PRIMARY, SECOND = CERTIFIED_ENGINES
 #: Code whose hash the certificate binds: the salt function and the policy the scenarios use.
-CODE_INPUTS = ("pytools/admission/salt.py", "pytools/admission/policy.py")
+CODE_INPUTS = ("pytools/admission/salt.py", "pytools/admission/policy.py",
+               "pytools/results/leak/probe.py")
 CONFIDENCE = 0.95
 
 THEOREMS: tuple[str, ...] = tuple(
@@ -97,6 +100,14 @@ RESULT_LIMITS: tuple[str, ...] = (
     "The observation is the number of leading blocks served from cache: queueing, batching "
     "with other tenants' requests and timing noise are left out of the model, and quotas do "
     "not close them.",
+    "Prime and probe (figures prime_and_probe) ran on the Python reference of the two Lean "
+    "designs (pytools/results/leak/probe.py: the shared LRU pool and the partitioned LRU cache "
+    "with equal quotas, equal total memory), not on vLLM's or SGLang's own cache code: 2,000 "
+    "seeded trials each, one attacker, one victim sending a fair coin's worth, two background "
+    "tenants; the accuracy's interval is a two-sided 95% Wilson interval, the bits per probe a "
+    "plug-in mutual information. The attacker's rule is fixed in advance; on the partitioned "
+    "design its observation is the same whether or not the victim sent in every trial, so no "
+    "rule does better than chance there.",
     "The Lean models count whole blocks of a request's chain; the engines' rule that the last "
     "prompt token is always recomputed (at most len - 1 tokens from cache) is in the reference "
     "model, not in Lean.",
@@ -170,6 +181,12 @@ def claims(f: dict[str, Any]) -> dict[str, bool]:
     }
 
 
+def prime_and_probe() -> dict[str, Any]:
+    """The seeded prime-and-probe figures on the reference of both designs, and their claims."""
+    f = probe_figures()
+    return {**f, "claims": probe_claims(f)}
+
+
 @dataclass(frozen=True)
 class Rechecked:
     """The figures of ``tenant-leak`` and every problem the re-check found in the evidence."""
@@ -214,7 +231,10 @@ def rechecked_evidence(root: Path) -> Rechecked:
         "reference_model_agrees": model_agrees,
         "keyed_salt": {"scheme": docs[PRIMARY]["salts"]["scheme"],
                        "recomputed_and_within_vllm_rules": salts_recompute},
+        "prime_and_probe": prime_and_probe(),
     }
+    problems += [f"prime and probe: claim {name} fails" for name, ok in
+                 figures["prime_and_probe"]["claims"].items() if not ok]
     inputs = [InputFile(evidence_path(Path("."), e).as_posix(),
                         sha256_file(evidence_path(root, e))) for e in (PRIMARY, SECOND)]
     inputs += [InputFile(p, sha256_file(root / p)) for p in CODE_INPUTS]
