@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytools.results.leak import probe, result
+from pytools.results.leak import probe, probe_engines, result
 from pytools.results.leak.probe import (
     DESIGNS,
     Design,
@@ -128,3 +128,61 @@ def test_certify_refuses_failing_probe_claims(repo_root: Path,
                for p in checked.problems)
     with pytest.raises(result.EvidenceError, match="prime and probe"):
         result.evidence(repo_root)
+
+
+# --------------------------------------------------------------------------- the engines' records
+
+
+def _copy_records(repo_root: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "data" / "leak"
+    out.mkdir(parents=True)
+    for engine in probe_engines.ENGINES:
+        src = probe_engines.evidence_path(repo_root, engine)
+        (out / src.name).write_bytes(src.read_bytes())
+    return tmp_path
+
+
+def test_engine_records_recompute_the_published_figures(repo_root: Path) -> None:
+    figures, problems, inputs = result.engines_prime_and_probe(repo_root)
+    assert problems == []
+    cert = json.loads((repo_root / "certificates" / "tenant-leak.json").read_text("utf-8"))
+    assert cert["figures"]["prime_and_probe_engines"] == figures
+    recorded = {i["path"]: i["sha256"] for i in cert["inputs"]}
+    for i in inputs:
+        assert recorded[i.path] == i.sha256
+    for engine in probe_engines.ENGINES:
+        assert all(figures[engine]["claims"].values())
+        assert figures[engine]["designs"]["shared_lru"]["trials"] >= 1000
+
+
+def test_planted_engine_record_where_the_partition_interferes(repo_root: Path,
+                                                               tmp_path: Path) -> None:
+    root = _copy_records(repo_root, tmp_path)
+    path = probe_engines.evidence_path(root, "vllm")
+    doc = json.loads(path.read_text("utf-8"))
+    raw = doc["designs"]["partitioned_lru"]
+    raw["seen_sent"] = [v - 1 for v in raw["seen_sent"]]  # the victim now evicts the attacker
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    _, problems, _ = result.engines_prime_and_probe(root)
+    assert any("claim partitioned_observation_independent_of_victim fails" in p
+               for p in problems)
+    assert any("claim partitioned_at_chance fails" in p for p in problems)
+
+
+def test_planted_engine_record_with_other_parameters_or_torn(repo_root: Path,
+                                                            tmp_path: Path) -> None:
+    root = _copy_records(repo_root, tmp_path)
+    path = probe_engines.evidence_path(root, "sglang")
+    doc = json.loads(path.read_text("utf-8"))
+    doc["params"]["noise_probability"] = 0.0
+    doc["designs"]["shared_lru"]["sent"] = doc["designs"]["shared_lru"]["sent"][:-1]
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    _, problems, _ = result.engines_prime_and_probe(root)
+    assert any("parameters differ" in p for p in problems)
+    assert any("shared_lru: malformed record" in p for p in problems)
+    path.write_text("{", encoding="utf-8")
+    with pytest.raises(result.EvidenceError, match="cannot be read as JSON"):
+        result.engines_prime_and_probe(root)
+    path.unlink()
+    with pytest.raises(result.EvidenceError, match="probe-sglang.json"):
+        result.engines_prime_and_probe(root)

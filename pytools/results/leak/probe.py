@@ -160,32 +160,47 @@ def mutual_information(pairs: Sequence[tuple[bool, int]]) -> float:
     return round(max(0.0, mi), 6)
 
 
-def measure(design: Design, params: ProbeParams = DEFAULT) -> dict[str, Any]:
-    """The attack's figures on one design."""
+def observe(design: Design, params: ProbeParams = DEFAULT) -> dict[str, Any]:
+    """The raw record of the attack on one design: per trial, the victim's bit (a seeded fair
+    coin) and the attacker's observation in the world where the victim stayed silent and in
+    the one where it sent (same other traffic)."""
     coin = random.Random(params.seed)
-    prime = design.prime_blocks(params)
-    correct = differing = sent_count = 0
-    pairs: list[tuple[bool, int]] = []
+    raw: dict[str, Any] = {"prime_blocks": design.prime_blocks(params), "sent": [],
+                           "seen_silent": [], "seen_sent": []}
     for i in range(params.trials):
         stream = params.seed * 1_000_003 + i
-        worlds = {s: trial(design, params, stream, s) for s in (False, True)}
-        differing += worlds[False] != worlds[True]
-        sent = coin.random() < 0.5
-        sent_count += sent
-        seen = worlds[sent]
-        guess = seen < prime
-        correct += guess == sent
-        pairs.append((sent, seen))
+        raw["seen_silent"].append(trial(design, params, stream, False))
+        raw["seen_sent"].append(trial(design, params, stream, True))
+        raw["sent"].append(int(coin.random() < 0.5))
+    return raw
+
+
+def summarise(raw: dict[str, Any]) -> dict[str, Any]:
+    """The attack's figures, computed from its raw record (:func:`observe`): the attacker
+    guesses "sent" iff its probe is served fewer blocks than it primed."""
+    prime, sent = raw["prime_blocks"], raw["sent"]
+    trials = len(sent)
+    if not trials or not len(raw["seen_silent"]) == len(raw["seen_sent"]) == trials:
+        raise ValueError("a prime-and-probe record needs as many observations as trials")
+    seen = [(raw["seen_sent"] if s else raw["seen_silent"])[i] for i, s in enumerate(sent)]
+    correct = sum(1 for s, o in zip(sent, seen, strict=True) if (o < prime) == bool(s))
     return {
         "prime_blocks": prime,
-        "trials": params.trials,
-        "victim_sent": sent_count,
+        "trials": trials,
+        "victim_sent": sum(sent),
         "correct_guesses": correct,
-        "accuracy": round(correct / params.trials, 6),
-        "accuracy_wilson_95": list(wilson(correct, params.trials)),
-        "bits_per_probe": mutual_information(pairs),
-        "paired_trials_differing": differing,
+        "accuracy": round(correct / trials, 6),
+        "accuracy_wilson_95": list(wilson(correct, trials)),
+        "bits_per_probe": mutual_information([(bool(s), o) for s, o in zip(sent, seen,
+                                                                          strict=True)]),
+        "paired_trials_differing": sum(1 for a, b in zip(raw["seen_silent"], raw["seen_sent"],
+                                                         strict=True) if a != b),
     }
+
+
+def measure(design: Design, params: ProbeParams = DEFAULT) -> dict[str, Any]:
+    """The attack's figures on one design."""
+    return summarise(observe(design, params))
 
 
 def figures(params: ProbeParams = DEFAULT,
