@@ -4,7 +4,8 @@ cache code, closed by a keyed salt bound at admission, and the Lean model it sta
 Figures come from the committed evidence files (``data/leak/vllm.json``, the primary engine, and
 ``data/leak/sglang.json``), each re-checked here without the engines (:func:`.evidence.recheck`);
 certify fails when either is missing or disagrees. The Lean side is ``Proofs/Leak/Salted.lean``
-(namespace ``KVCache.Leak``).
+(namespace ``KVCache.Leak``), with ``Proofs/Leak/Eviction.lean`` (the cache under eviction) and
+``Proofs/Leak/Table.lean`` (each block once beside an access table).
 """
 
 from __future__ import annotations
@@ -68,6 +69,10 @@ THEOREMS: tuple[str, ...] = tuple(
         "salted_meets_floor",
         "keyed_contents_injective",
         "unsaltedDesign_leaks",
+        "tableAnswer_eq_keyed",
+        "store_nodup",
+        "store_of_table",
+        "table_realises",
         "perTenant_noninterference",
         "quotaLru_perTenant",
         "quota_own_reuse",
