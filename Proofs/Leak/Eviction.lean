@@ -38,7 +38,8 @@ prime-and-probe channel through eviction. Salting closes direct reuse, not this 
    the shared LRU pool has two histories with the same requests of `t` that give `t` different
    observations (`t` primes one block, another tenant sends `k` blocks or nothing, `t` probes:
    a hit exactly when the other sent nothing). `lru_not_perTenant`: so the shared pool is in no
-   class `PerTenant q`.
+   class `PerTenant q`. `interference_of_evicts`: more generally, every design in which, after
+   some history, a request of another tenant evicts an entry of `t` interferes for `t`.
 3. `quota_own_reuse`: under `quotaLru q` every tenant `t` observes exactly what a private LRU
    cache of capacity `q t` that saw only `t`'s requests would show it: the price of isolation
    is exactly "each tenant gets a private cache of its quota".
@@ -80,6 +81,11 @@ design `P` from the pool `c`: one number per request of `t`, in order. -/
 noncomputable def views (P : Policy T κ) (t : Fin T) : Pool T κ → List (Ask T κ) → List Nat
   | _, [] => []
   | c, r :: rs => if r.tenant = t then seen c r :: views P t (P c r) rs else views P t (P c r) rs
+
+/-- The pool after the history `rs` (oldest first) is served by design `P` from pool `c`. -/
+def poolAfter (P : Policy T κ) : Pool T κ → List (Ask T κ) → Pool T κ
+  | c, [] => c
+  | c, r :: rs => poolAfter P (P c r) rs
 
 -- noncomputable: `List.filter` (`List.reverse._redArg`): the WebAssembly build cannot compile it
 /-- Tenant `t`'s requests in the history `rs`, in order. -/
@@ -325,6 +331,33 @@ theorem lru_interference {k : Nat} (hk : 1 ≤ k) (hT : 2 ≤ T) (t : Fin T) :
       rw [seen_single, if_neg (not_mem_lru_flood k _ hu 0)]
     intro h
     simp [views, hu, h1, h2] at h
+
+/-- A tenant's observations over two histories one after the other. -/
+theorem views_append (P : Policy T κ) (t : Fin T) :
+    ∀ (hs rest : List (Ask T κ)) (c : Pool T κ),
+      views P t c (hs ++ rest) = views P t c hs ++ views P t (poolAfter P c hs) rest
+  | [], rest, c => by simp [views, poolAfter]
+  | r :: hs, rest, c => by
+    by_cases h : r.tenant = t
+    · simp only [List.cons_append, views, if_pos h, poolAfter, views_append P t hs rest (P c r)]
+    · simp only [List.cons_append, views, if_neg h, poolAfter, views_append P t hs rest (P c r)]
+
+/-- **Every design that lets another tenant evict interferes.** For every design `P`, if after
+some history `hs` (from pool `c`) an entry (`t`, `b`) is present and a request `r` of another
+tenant then evicts it, then the histories `hs ++ [⟨t, [b]⟩]` and `hs ++ [r, ⟨t, [b]⟩]` have the
+same requests of `t` and give `t` different observations (its last probe hits in the first
+only). -/
+theorem interference_of_evicts (P : Policy T κ) (t : Fin T) (c : Pool T κ)
+    (hs : List (Ask T κ)) (r : Ask T κ) (hr : r.tenant ≠ t) (b : κ)
+    (hin : (t, b) ∈ poolAfter P c hs) (hout : (t, b) ∉ P (poolAfter P c hs) r) :
+    mine t (hs ++ [⟨t, [b]⟩]) = mine t (hs ++ [r, ⟨t, [b]⟩]) ∧
+      views P t c (hs ++ [⟨t, [b]⟩]) ≠ views P t c (hs ++ [r, ⟨t, [b]⟩]) := by
+  constructor
+  · simp [mine, List.filter_append, hr]
+  · rw [views_append, views_append]
+    intro h
+    have h' := List.append_cancel_left h
+    simp [views, hr, seen_single, hin, hout] at h'
 
 /-- **The shared pool is not per-tenant.** For `k ≥ 1` and `T ≥ 2` the shared LRU pool of
 capacity `k` is in no class `PerTenant q`, whatever the quota `q`. -/

@@ -78,6 +78,7 @@ THEOREMS: tuple[str, ...] = tuple(
         "quota_own_reuse",
         "lru_interference",
         "lru_not_perTenant",
+        "interference_of_evicts",
     )
 )
 
