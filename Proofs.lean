@@ -13,6 +13,8 @@ public import Proofs.Kernel.Table
 public import Proofs.Kernel.Workflows
 public import Proofs.Placement.Wall
 public import Proofs.Leak.Salted
+public import Proofs.Leak.Eviction
+public import Proofs.Leak.Table
 public import Proofs.Placement.Farthest
 
 /-!
@@ -45,4 +47,9 @@ The library's root: importing `Proofs` brings every published result.
 * `Proofs.Leak.Salted` — a prefix cache keyed by (salt, block) with a keyed salt bound at
   admission: zero cross-tenant leak for every history, full own reuse, T copies of a shared
   prefix; an exact design of the isolation floor; unsalted or client-chosen salts leak.
+* `Proofs.Leak.Eviction` — the salted cache under eviction: a partitioned cache (every
+  per-tenant policy with quotas) is noninterferent for tenants and gives each tenant exactly a
+  private cache of its quota; a shared LRU pool is not (prime and probe through eviction).
+* `Proofs.Leak.Table` — an exact design that stores each block once beside a T·n-bit access
+  table, serving exactly what the keyed salted cache serves: the floor counts bits, not copies.
 -/

@@ -34,6 +34,7 @@ EXCLUDED: dict[str, str] = {
     "admission": "the group itself runs the proxy, a network listener, once its files load "
                  "(its bad tenants and secret files: tests/test_bad_input.py, test_admission.py)",
     "leak run": "runs the serving engines (vLLM, SGLang) or a vLLM server over HTTP",
+    "leak probe": "runs the serving engines' cache code (vLLM, SGLang)",
 }
 
 #: Roles of a file parameter: what it is, hence which bad values it gets.

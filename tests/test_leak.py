@@ -261,6 +261,9 @@ def _copy_with_tampered_evidence(repo_root: Path, root: Path, tamper: Any) -> Pa
     for rel in result.CODE_INPUTS:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes((repo_root / rel).read_bytes())
+    for engine in ("vllm", "sglang"):  # the prime-and-probe records, untouched
+        rel = Path("data") / "leak" / f"probe-{engine}.json"
+        (root / rel).write_bytes((repo_root / rel).read_bytes())
     return root
 
 

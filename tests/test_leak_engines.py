@@ -59,3 +59,17 @@ print("ok", len(good), len(bad))
 """
     done = in_engines(engines_py, repo_root, "-c", script, json.dumps(salts), timeout=600)
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_engine_prime_and_probe_matches_committed_record(engines_py: Path, repo_root: Path,
+                                                         tmp_path: Path, engine: str) -> None:
+    """Prime and probe re-run on the engine's own cache code (shared pool and one cache per
+    tenant) gives the committed raw record, byte for byte."""
+    out = tmp_path / f"probe-{engine}.json"
+    done = in_engines(engines_py, repo_root, "-m", "pytools.leak", "--root", str(repo_root),
+                      "probe", "--engine", engine, "--out", str(out), "--here")
+    assert done.returncode == 0, done.stderr[-3000:]
+    committed = repo_root / "data" / "leak" / f"probe-{engine}.json"
+    assert out.read_bytes() == committed.read_bytes(), (
+        f"re-running prime and probe on {engine} gives a different record than {committed}")

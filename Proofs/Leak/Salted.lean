@@ -55,11 +55,14 @@ bound to the tenant: a client that may choose its salt can send the victim's.
    the isolation floor (`Proofs.Isolation.Floor`), with rights "tenant `t` may reuse block `b`
    iff `t` computed it", the salted cache is exact for every rights matrix, and its state, one
    presence bit per (tenant salt, block) entry, is exactly the floor's `2 ^ (T * n)` states.
+   `keyed_contents_injective`: the cache's own contents (not only their coding) determine the
+   rights matrix: the map from matrices to contents is injective.
    `unsaltedDesign_leaks`: the unsalted cache keeps `n` bits and leaks (for `T ≥ 2`, `n ≥ 1`).
 
 Limits: the model keys entries by (salt, block key) exactly; the engines fold the salt into the
 first block's hash, so the guarantee carries over to them only as far as their block hashes do not
-collide. There is no eviction here (evicting only removes hits). The salt's secrecy (HMAC) is not
+collide. There is no eviction here: `Proofs.Leak.Eviction` adds a bounded pool, where eviction
+across tenants is a channel that salting does not close. The salt's secrecy (HMAC) is not
 modelled: `keyed` refuses client salts, so no client can present another tenant's salt at all.
 -/
 
@@ -519,6 +522,19 @@ theorem salted_meets_floor {salt : Fin T → σ} (hs : Function.Injective salt) 
     2 ^ (T * n) ≤ (2 ^ n) ^ T ∧ (2 ^ n) ^ T = 2 ^ (T * n) :=
   ⟨two_pow_le_of_exact (saltedDesign salt n) (saltedDesign_exact hs n), by
     rw [← Nat.pow_mul, Nat.mul_comm]⟩
+
+/-- **The cache's own contents determine the rights matrix.** Under the keyed salt (injective on
+tenants), two rights matrices whose histories leave the cache holding the same entries are equal:
+the map from rights matrices to the cache's contents is injective, so the cache itself (not only
+a coding of it) takes a different content for each of the `2 ^ (T * n)` matrices. -/
+theorem keyed_contents_injective {salt : Fin T → σ} (hs : Function.Injective salt) {n : Nat}
+    {M M' : Rights T n}
+    (h : ∀ e, e ∈ run (keyed salt) (historyOf (γ := σ) M) ↔
+      e ∈ run (keyed salt) (historyOf (γ := σ) M')) : M = M' := by
+  funext t b
+  apply Bool.eq_iff_iff.2
+  rw [← keyed_realises hs M t b, ← keyed_realises hs M' t b]
+  exact h _
 
 -- noncomputable: calls `rowCode` (noncomputable in `Proofs.Isolation.Floor`) and `run`
 /-- The unsalted cache as a design: its state is one presence bit per block. -/

@@ -3,10 +3,12 @@
     pytools leak                      # re-check the committed evidence, print the table
     pytools leak run --engine vllm    # re-run on the engine, write data/leak/vllm.json
     pytools leak evidence             # the certificate's figures as JSON
+    pytools leak probe --engine vllm  # prime and probe on the engine, data/leak/probe-vllm.json
 
-``run`` needs the engines (``bash .ci/engines/install.sh`` puts them in ``.venv-engines``); when
-this interpreter cannot import the engine it re-runs itself with the engines' interpreter
-(``--python``, else ``$PYTOOLS_ENGINES_PYTHON``, else ``.venv-engines/bin/python``).
+``run`` and ``probe`` need the engines (``bash .ci/engines/install.sh`` puts them in
+``.venv-engines``); when this interpreter cannot import the engine it re-runs itself with the
+engines' interpreter (``--python``, else ``$PYTOOLS_ENGINES_PYTHON``, else
+``.venv-engines/bin/python``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ from .evidence import (
     recheck,
     write_evidence,
 )
+from .probe_engines import ENGINES as PROBE_ENGINES
+from .probe_engines import build_evidence as build_probe_evidence
+from .probe_engines import evidence_path as probe_evidence_path
+from .probe_engines import recheck as probe_recheck
+from .probe_engines import write_evidence as write_probe_evidence
 
 ENGINES_PYTHON_ENV = "PYTOOLS_ENGINES_PYTHON"
 
@@ -140,6 +147,44 @@ def run_cmd(root: Path, engine: str, out: Path | None, python: str | None, here:
                f"prompts and {len(doc['runs']['bound']['counts']['own_hit_tokens_unsalted'])} "
                f"pairs in {time.monotonic() - start:.1f} s (not a figure); reference model "
                f"agrees; wrote {path}")
+
+
+@main.command("probe")
+@click.option("--engine", type=click.Choice(PROBE_ENGINES), required=True)
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Record to write (default: data/leak/probe-<engine>.json).")
+@click.option("--python", "python", default=None,
+              help="The engines' interpreter, used when this one cannot import the engine.")
+@click.option("--here", is_flag=True, help="Never re-run with another interpreter.")
+@click.pass_obj
+def probe_cmd(root: Path, engine: str, out: Path | None, python: str | None, here: bool) -> None:
+    """Prime and probe through eviction on the engine's own cache code, shared pool and one
+    cache per tenant; write the raw record."""
+    path = out or probe_evidence_path(root, engine)
+    start = time.monotonic()
+    try:
+        doc = build_probe_evidence(engine)
+    except EngineUnavailable as exc:
+        if here:
+            raise click.ClickException(str(exc)) from None
+        other = engines_python(root, python)
+        if not other.is_file():
+            raise click.ClickException(
+                f"{exc}; no engines interpreter at {other} (run `bash .ci/engines/install.sh` "
+                f"or pass --python / ${ENGINES_PYTHON_ENV})") from None
+        click.echo(f"{engine} is not importable here; running with {other}", err=True)
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        cmd = [str(other), "-m", "pytools.leak", "--root", str(root), "probe", "--engine",
+               engine, "--out", str(path.resolve()), "--here"]
+        sys.exit(subprocess.run(cmd, cwd=root, env=env).returncode)
+    figures, problems = probe_recheck(doc)
+    if problems:
+        raise click.ClickException(f"{engine}: " + "; ".join(problems))
+    write_probe_evidence(path, doc)
+    for name, f in figures["designs"].items():
+        click.echo(f"{engine} {name}: accuracy {f['accuracy']} {f['accuracy_wilson_95']}, "
+                   f"{f['paired_trials_differing']} of {f['trials']} paired trials differ")
+    click.echo(f"in {time.monotonic() - start:.1f} s (not a figure); wrote {path}")
 
 
 @main.command("check")

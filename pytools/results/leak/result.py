@@ -4,11 +4,13 @@ cache code, closed by a keyed salt bound at admission, and the Lean model it sta
 Figures come from the committed evidence files (``data/leak/vllm.json``, the primary engine, and
 ``data/leak/sglang.json``), each re-checked here without the engines (:func:`.evidence.recheck`);
 certify fails when either is missing or disagrees. The Lean side is ``Proofs/Leak/Salted.lean``
-(namespace ``KVCache.Leak``).
+(namespace ``KVCache.Leak``), with ``Proofs/Leak/Eviction.lean`` (the cache under eviction) and
+``Proofs/Leak/Table.lean`` (each block once beside an access table).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,11 @@ from .evidence import (
     reference_disagreements,
     salt_problems,
 )
+from .probe import figures as probe_figures
+from .probe import probe_claims
+from .probe_engines import ENGINES as PROBE_ENGINES
+from .probe_engines import evidence_path as probe_evidence_path
+from .probe_engines import recheck as probe_recheck
 from .scenarios import METRICS
 
 RESULT_ID = "tenant-leak"
@@ -35,7 +42,8 @@ RESULT_TITLE = ("The cross-tenant prefix-cache leak on vLLM's and SGLang's own c
                 "closed by a keyed salt bound at admission")
 PRIMARY, SECOND = CERTIFIED_ENGINES
 #: Code whose hash the certificate binds: the salt function and the policy the scenarios use.
-CODE_INPUTS = ("pytools/admission/salt.py", "pytools/admission/policy.py")
+CODE_INPUTS = ("pytools/admission/salt.py", "pytools/admission/policy.py",
+               "pytools/results/leak/probe.py", "pytools/results/leak/probe_engines.py")
 CONFIDENCE = 0.95
 
 THEOREMS: tuple[str, ...] = tuple(
@@ -59,7 +67,18 @@ THEOREMS: tuple[str, ...] = tuple(
         "keyed_realises",
         "saltedDesign_exact",
         "salted_meets_floor",
+        "keyed_contents_injective",
         "unsaltedDesign_leaks",
+        "tableAnswer_eq_keyed",
+        "store_nodup",
+        "store_of_table",
+        "table_realises",
+        "perTenant_noninterference",
+        "quotaLru_perTenant",
+        "quota_own_reuse",
+        "lru_interference",
+        "lru_not_perTenant",
+        "interference_of_evicts",
     )
 )
 
@@ -82,9 +101,39 @@ RESULT_LIMITS: tuple[str, ...] = (
     "The keyed salts here use a throw-away secret derived from the public seed, so that they "
     "can be recomputed; a deployment's secret is random and kept secret. The Lean model does "
     "not model the secret: the keyed admission refuses every client-chosen salt.",
-    "The Lean model has no eviction (evicting only removes hits) and counts whole blocks of a "
-    "request's chain; the engines' rule that the last prompt token is always recomputed "
-    "(at most len - 1 tokens from cache) is in the reference model, not in Lean.",
+    "Zero leak is not noninterference. Proofs/Leak/Salted.lean never evicts; with eviction "
+    "(Proofs/Leak/Eviction.lean) a shared pool lets one tenant's traffic evict another's salted "
+    "blocks, so the victim's hits depend on what others sent (lru_interference, for LRU at "
+    "request granularity, every capacity k >= 1 and T >= 2 tenants); only a partitioned cache "
+    "whose eviction picks the requester's own entries is noninterferent "
+    "(perTenant_noninterference, for every quota and every policy of the class PerTenant). "
+    "The observation is the number of leading blocks served from cache: queueing, batching "
+    "with other tenants' requests and timing noise are left out of the model, and quotas do "
+    "not close them.",
+    "Prime and probe (figures prime_and_probe) ran on the Python reference of the two Lean "
+    "designs (pytools/results/leak/probe.py: the shared LRU pool and the partitioned LRU cache "
+    "with equal quotas, equal total memory; the engines' own code is the next limit's): 2,000 "
+    "seeded trials each, one attacker, one victim that sends or not by a fair coin, two "
+    "background "
+    "tenants; the accuracy's interval is a two-sided 95% Wilson interval, the bits per probe a "
+    "plug-in mutual information. The attacker's rule is fixed in advance; on the partitioned "
+    "design its observation is the same whether or not the victim sent in every trial, so no "
+    "rule does better than chance there.",
+    "Prime and probe on the engines' own cache code (figures prime_and_probe_engines, raw "
+    "records data/leak/probe-<engine>.json re-run byte for byte by pytest -m engines, every "
+    "figure recomputed from them by certify): probe.py's parameters with 1,000 trials. vLLM "
+    "0.33.0: KVCacheManager with capacity + 2 blocks (its null block and the request's "
+    "partial last block), whose own free-block queue decides what is evicted and when. SGLang "
+    "0.5.23: RadixCache.create_simulated with a no-op allocator, bounded at capacity pages by "
+    "the adapter (before an insert the matched prefix is locked and just enough is evicted "
+    "with RadixCache.evict, SGLang's own LRU over leaves; the trigger is the adapter's, modelled "
+    "on the scheduler). Partitioned means one engine cache per tenant, of its quota: neither "
+    "engine has a per-tenant quota inside one pool. CPU only, one request at a time, freed "
+    "when done: no model, no scheduler, no batching. LMCache's per-salt isolated LRU was not "
+    "measured (not installed here).",
+    "The Lean models count whole blocks of a request's chain; the engines' rule that the last "
+    "prompt token is always recomputed (at most len - 1 tokens from cache) is in the reference "
+    "model, not in Lean.",
 )
 
 
@@ -155,6 +204,39 @@ def claims(f: dict[str, Any]) -> dict[str, bool]:
     }
 
 
+def prime_and_probe() -> dict[str, Any]:
+    """The seeded prime-and-probe figures on the reference of both designs, and their claims."""
+    f = probe_figures()
+    return {**f, "claims": probe_claims(f)}
+
+
+def engines_prime_and_probe(root: Path) -> tuple[dict[str, Any], list[str], list[InputFile]]:
+    """Prime-and-probe figures on each engine, recomputed from its committed raw record
+    (``data/leak/probe-<engine>.json``), their claims, every problem, and the records' hashes.
+    Raises :class:`EvidenceError` for a missing or unreadable record."""
+    out: dict[str, Any] = {}
+    problems: list[str] = []
+    inputs: list[InputFile] = []
+    for engine in PROBE_ENGINES:
+        path = probe_evidence_path(root, engine)
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise EvidenceError(f"{path}: cannot be read as JSON: {exc}") from None
+        if not isinstance(doc, dict) or doc.get("engine", {}).get("name") != engine:
+            raise EvidenceError(f"{path}: not a prime-and-probe record of {engine}")
+        figures, found = probe_recheck(doc)
+        problems += [f"{path.name}: {p}" for p in found]
+        claims = probe_claims(figures) if not found else {}
+        problems += [f"{path.name}: claim {name} fails" for name, ok in claims.items() if not ok]
+        out[engine] = {"engine": {"name": engine, "version": str(doc["engine"].get("version"))},
+                       "cache": str(doc["engine"].get("settings", {}).get("cache")),
+                       "designs": figures["designs"], "claims": claims}
+        inputs.append(InputFile(probe_evidence_path(Path("."), engine).as_posix(),
+                                sha256_file(path)))
+    return out, problems, inputs
+
+
 @dataclass(frozen=True)
 class Rechecked:
     """The figures of ``tenant-leak`` and every problem the re-check found in the evidence."""
@@ -199,9 +281,16 @@ def rechecked_evidence(root: Path) -> Rechecked:
         "reference_model_agrees": model_agrees,
         "keyed_salt": {"scheme": docs[PRIMARY]["salts"]["scheme"],
                        "recomputed_and_within_vllm_rules": salts_recompute},
+        "prime_and_probe": prime_and_probe(),
     }
+    on_engines, engine_problems, probe_inputs = engines_prime_and_probe(root)
+    figures["prime_and_probe_engines"] = on_engines
+    problems += engine_problems
+    problems += [f"prime and probe: claim {name} fails" for name, ok in
+                 figures["prime_and_probe"]["claims"].items() if not ok]
     inputs = [InputFile(evidence_path(Path("."), e).as_posix(),
                         sha256_file(evidence_path(root, e))) for e in (PRIMARY, SECOND)]
+    inputs += probe_inputs
     inputs += [InputFile(p, sha256_file(root / p)) for p in CODE_INPUTS]
     return Rechecked(Evidence(figures=figures, inputs=tuple(inputs)), tuple(problems))
 
