@@ -5,9 +5,10 @@ public import Proofs.Kernel.Invariants
 /-!
 # Single-owner state movement: custody of the tokens in circulation
 
-In the system of `Proofs.Kernel.Model` holders present only tokens they have received, and the
-network may delay, duplicate, reorder and drop messages. This file proves that in every
-reachable state of the system **every token in circulation is genuine** (`SysReach.custody`):
+In the system of `Proofs.Kernel.Model` holders present tokens they have received or wrote
+themselves, and the network may delay, duplicate, reorder and drop messages. This file proves
+that in every reachable state of the system **every token in circulation (received by a holder
+or on its way to one) is genuine** (`SysReach.custody`):
 its `(epoch, generation, nonce)` slot is no later than its block's clock, and if it is the
 block's current slot, it matches the block's phase — a capability of the owner while the block
 is held, a ticket while it is in escrow.
@@ -52,9 +53,22 @@ def Genuine (k : Kern) (τ : Tok) : Prop :=
     LexLe τ.epoch τ.gen (τ.nonce + 1) k.epoch x.gen x.seq ∧
     (τ.epoch = k.epoch → τ.gen = x.gen → τ.nonce + 1 = x.seq → Fits x.phase τ)
 
-/-- The tokens in circulation: known to some holder, or carried by a message in flight. -/
+/-- The tokens a message hands to a holder: a grant's capability, a ticket message's ticket (a
+request hands nothing to anybody). -/
+def Msg.issued : Msg → List Tok
+  | .req _ => []
+  | .grant _ c => [.cap c]
+  | .ticket _ t => [.tkt t]
+
+/-- The tokens in circulation: known to some holder, or on their way to one (carried by a
+grant or ticket message in flight). Tokens a holder writes into its own requests are not in
+circulation: nobody is sent them. -/
 def Sys.Circ (S : Sys) (τ : Tok) : Prop :=
-  (∃ q, τ ∈ S.know q) ∨ ∃ m, m ∈ S.net ∧ τ ∈ m.toks
+  (∃ q, τ ∈ S.know q) ∨ ∃ m, m ∈ S.net ∧ τ ∈ m.issued
+
+/-- A token a message hands to a holder is one it carries. -/
+theorem mem_toks_of_issued {m : Msg} {τ : Tok} (h : τ ∈ m.issued) : τ ∈ m.toks := by
+  cases m <;> simp_all [Msg.issued, Msg.toks]
 
 /-- The custody invariant: every token in circulation is genuine. -/
 def Custody (S : Sys) : Prop := ∀ τ, S.Circ τ → Genuine S.kern τ
@@ -321,14 +335,14 @@ theorem sends_genuine {cfg : Config} {k : Kern} (hw : WF cfg k) (r : Req) {m : M
 
 /-- A kernel step keeps custody: old tokens stay genuine, sent tokens are genuine. -/
 theorem exec_custody {cfg : Config} {S : Sys} {net : List Msg} (hw : WF cfg S.kern)
-    (hc : ∀ τ, ((∃ q, τ ∈ S.know q) ∨ ∃ m, m ∈ net ∧ τ ∈ m.toks) → Genuine S.kern τ)
+    (hc : ∀ τ, ((∃ q, τ ∈ S.know q) ∨ ∃ m, m ∈ net ∧ τ ∈ m.issued) → Genuine S.kern τ)
     (r : Req) :
     Custody ⟨(step cfg S.kern r).kern, (step cfg S.kern r).sends ++ net, S.know⟩ := by
   intro τ hτ
   rcases hτ with ⟨q, hq⟩ | ⟨m, hm, hτm⟩
   · exact step_genuine cfg (hc τ (Or.inl ⟨q, hq⟩)) r
   · rcases List.mem_append.mp hm with hm | hm
-    · exact sends_genuine hw r hm hτm
+    · exact sends_genuine hw r hm (mem_toks_of_issued hτm)
     · exact step_genuine cfg (hc τ (Or.inr ⟨m, hm, hτm⟩)) r
 
 /-- Learning a token in circulation keeps the tokens known among those in circulation. -/
@@ -345,12 +359,19 @@ theorem mem_learn {know : Nat → List Tok} {q q' : Nat} {τ τ' : Tok}
 theorem sysStep_custody {cfg : Config} {S S' : Sys} (h : SysStep cfg S S')
     (hw : WF cfg S.kern) (hc : Custody S) : Custody S' := by
   cases h with
-  | send p r _ _ hk =>
+  | send p r _ _ _ =>
     intro τ hτ
     rcases hτ with ⟨q, hq⟩ | ⟨m, hm, hτm⟩
     · exact hc τ (Or.inl ⟨q, hq⟩)
     · rcases List.mem_cons.mp hm with rfl | hm
-      · exact hc τ (Or.inl ⟨p, hk τ hτm⟩)
+      · simp [Msg.issued] at hτm
+      · exact hc τ (Or.inr ⟨m, hm, hτm⟩)
+  | forge p r _ _ =>
+    intro τ hτ
+    rcases hτ with ⟨q, hq⟩ | ⟨m, hm, hτm⟩
+    · exact hc τ (Or.inl ⟨q, hq⟩)
+    · rcases List.mem_cons.mp hm with rfl | hm
+      · simp [Msg.issued] at hτm
       · exact hc τ (Or.inr ⟨m, hm, hτm⟩)
   | share p q τ' _ hk =>
     intro τ hτ
@@ -417,13 +438,14 @@ theorem sysRun_custody {cfg : Config} {S S' : Sys} (h : SysRun cfg S S')
     | exact ⟨sysStep_wf hs (ih hw hc).1, sysStep_custody hs (ih hw hc).1 (ih hw hc).2⟩
     | exact ⟨sysStep_wf hs ih.1, sysStep_custody hs ih.1 ih.2⟩
 
-/-- **Custody.** In every reachable state of the system (holders presenting tokens they
-received), every token in circulation is genuine. The kernel's safety does not need it (see
-`only_holder_reads`, `at_most_one_valid_capability`, `commit_by_receiver`, which hold for every
-request in every kernel state); what it says beyond them is what holders are sent: a current
-token anybody has received or that is in flight fits the block's phase, so the block's current
-capability names its owner and no current capability circulates while the block is free of an
-owner or in escrow. -/
+/-- **Custody.** In every reachable state of the system (forging holders included), every
+token in circulation (received by a holder, or on its way to one) is genuine. The kernel's
+safety does not need it (see `only_holder_reads`, `at_most_one_valid_capability`,
+`commit_by_receiver`, which hold for every request in every kernel state); what it says beyond
+them is what holders are sent, even with forgers about: a current token anybody has received
+or is being sent fits the block's phase, so the block's current capability names its owner, no
+current capability circulates while the block is in escrow and no current ticket while it is
+held. -/
 theorem SysReach.custody {cfg : Config} {S : Sys} (h : SysReach cfg S) : Custody S :=
   (sysRun_custody h (wf_init cfg) (fun _ hτ => by
     rcases hτ with ⟨q, hq⟩ | ⟨m, hm, _⟩
@@ -634,6 +656,7 @@ theorem sysStep_genLe {cfg : Config} {S S' : Sys} (h : SysStep cfg S S') :
     S.kern.GenLe S'.kern := by
   cases h with
   | send p r _ _ _ => exact genLe_refl _
+  | forge p r _ _ => exact genLe_refl _
   | share p q τ _ _ => exact genLe_refl _
   | tick r _ => exact step_genLe cfg S.kern r
   | deliver l₁ l₂ m _ =>

@@ -527,6 +527,7 @@ theorem sysStep_clockLe {cfg : Config} {S S' : Sys} (h : SysStep cfg S S') :
     S.kern.ClockLe S'.kern := by
   cases h with
   | send p r _ _ _ => exact clockLe_refl _
+  | forge p r _ _ => exact clockLe_refl _
   | share p q τ _ _ => exact clockLe_refl _
   | tick r _ => exact step_clockLe cfg S.kern r
   | deliver l₁ l₂ m _ =>
@@ -721,6 +722,7 @@ theorem sysStep_wf {cfg : Config} {S S' : Sys} (h : SysStep cfg S S') (hw : WF c
     WF cfg S'.kern := by
   cases h with
   | send p r _ _ _ => exact hw
+  | forge p r _ _ => exact hw
   | share p q τ _ _ => exact hw
   | tick r _ => exact step_wf hw r
   | deliver l₁ l₂ m _ =>

@@ -35,12 +35,10 @@ wrapper).
 The system state is the kernel, the messages in flight (a list used as a multiset) and every
 holder's knowledge (the tokens it has received). A holder may send a request presenting only
 tokens it knows, may hand any token it knows to any other holder (tokens can leak), and the
-network may deliver any message in flight (in any order), duplicate it or drop it. The kernel
-may `advance` the epoch and `resend` a block's current token on its own. The system's holders
-present tokens they received (`SysStep.send`), which is what the custody theorems of
-`Proofs.Kernel.Custody` are about; the safety theorems of `Proofs.Kernel.Invariants` hold for
-every request in every kernel state, so they cover a holder presenting a token it wrote
-itself.
+network may deliver any message in flight (in any order), duplicate it or drop it. A holder
+may also send a request presenting tokens it wrote itself, every field chosen (`SysStep.forge`):
+the system does not assume honest holders. The kernel may `advance` the epoch and `resend` a
+block's current token on its own.
 
 ## Codes
 
@@ -485,15 +483,17 @@ noncomputable def Sys.receive (cfg : Config) (S : Sys) : Msg → Sys
   | .grant q c => { S with know := learn S.know q (.cap c) }
   | .ticket q t => { S with know := learn S.know q (.tkt t) }
 
-/-- One step of the system. Here holders present only tokens they know (a holder that writes a
-token itself is not a step of this system: what the kernel does with any request, written
-tokens included, is what the safety theorems of `Proofs.Kernel.Invariants` state, for every
-kernel state). The network may deliver any message in flight,
-in any order, duplicate it or drop it; a holder may hand any token it knows to anyone. -/
+/-- One step of the system. A holder presents tokens it knows (`send`) or tokens it wrote
+itself (`forge`, every field chosen); it may hand any token it knows to anyone (tokens leak).
+The network may deliver any message in flight, in any order, duplicate it or drop it. -/
 inductive SysStep (cfg : Config) : Sys → Sys → Prop
   /-- Holder `p` sends request `r`, presenting only tokens it knows. -/
   | send {S : Sys} (p : Nat) (r : Req) : p < cfg.holders → r.sentBy p = true →
       (∀ τ ∈ r.toks, τ ∈ S.know p) → SysStep cfg S { S with net := .req r :: S.net }
+  /-- Holder `p` sends request `r` presenting tokens it wrote itself (a forgery: any fields);
+  the network authenticates only the sender. -/
+  | forge {S : Sys} (p : Nat) (r : Req) : p < cfg.holders → r.sentBy p = true →
+      SysStep cfg S { S with net := .req r :: S.net }
   /-- Holder `p` hands a token it knows to holder `q` (tokens may leak). -/
   | share {S : Sys} (p q : Nat) (τ : Tok) : q < cfg.holders → τ ∈ S.know p →
       SysStep cfg S { S with know := learn S.know q τ }
@@ -560,7 +560,7 @@ inductive Act where
   /-- The kernel resends block `b`'s current token. -/
   | resend (b : Nat)
   /-- Holder `p` sends `read` presenting a capability `⟨b, h, e, g, n⟩` it wrote itself (a
-  forgery: every field is a public counter). -/
+  forgery: every field is a public counter; `SysStep.forge`). -/
   | forge (p b h e g n : Nat)
 
 -- noncomputable: compiling it needs `instBEqOfDecidableEq`, absent from the registry Lean.

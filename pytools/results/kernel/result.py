@@ -32,7 +32,7 @@ RESULT_LIMITS: tuple[str, ...] = (
     "The model: a kernel that owns several blocks and issues capabilities (to read, evict or "
     "hand over a block) and transfer tickets carrying the block, epoch, generation and a nonce. "
     "Around it, a system of holders and a network that may delay, duplicate, reorder and drop "
-    "messages; holders may leak tokens to each other.",
+    "messages; holders may leak tokens to each other and write tokens of their own.",
     "What the kernel assumes about holders: only that the presenter of a request is "
     "authenticated (the request names who sends it, and the network does not lie about it). It "
     "does not assume that holders present only tokens they were issued: every field of a token "
@@ -42,8 +42,9 @@ RESULT_LIMITS: tuple[str, ...] = (
     "(only_holder_reads, only_holder_moves, forged_capability_refused, "
     "at_most_one_valid_capability, at_most_one_reader, commit_by_receiver, abort_by_party, "
     "bystander_settle_refused) hold for every request in every kernel state, whatever tokens "
-    "anybody holds; the custody theorem (SysReach.custody) is about the system in which holders "
-    "present tokens they received, and says what they are sent, not what keeps the kernel safe.",
+    "anybody holds. The system model lets a holder send requests with tokens it wrote itself "
+    "(SysStep.forge); the custody theorem (SysReach.custody) holds there too and says what "
+    "holders are sent, not what keeps the kernel safe.",
     "Not modelled: liveness under partitions (the progress theorems say a legal request can "
     "succeed, not that the network delivers it), crashes and recovery, hardware custody of the "
     "bytes (the kernel tracks who may read a block, not where its bytes are or whether a "
