@@ -151,7 +151,7 @@ def test_stale_generation_refused_realloc_kills_older_tokens() -> None:
     st = a.state
     begin = step(HAND, st, Request("begin", 0, cap0, 1))
     tk = ticket_sent(begin)
-    abort = step(HAND, begin.state, Request("abort", token=tk))
+    abort = step(HAND, begin.state, Request("abort", 0, tk))
     cap0b = cap_sent(abort)
     evict = step(HAND, abort.state, Request("evict", 0, cap0b))
     realloc = step(HAND, evict.state, Request("alloc", 2, arg=0))
@@ -159,7 +159,7 @@ def test_stale_generation_refused_realloc_kills_older_tokens() -> None:
     for old in (cap0, cap0b):
         assert step(HAND, realloc.state, Request("read", 0, old)).refusal == "staleGen"
     for kind in ("commit", "abort"):
-        out = step(HAND, realloc.state, Request(kind, token=tk))
+        out = step(HAND, realloc.state, Request(kind, 1, tk))
         assert (out.refusal, out.state) == ("staleGen", realloc.state)
 
 
@@ -179,12 +179,12 @@ def test_commit_exactly_once_under_replay() -> None:
     a, = run_reqs(HAND, [Request("alloc", 0, arg=0)])
     begin = step(HAND, a.state, Request("begin", 0, cap_sent(a), 1))
     tk = ticket_sent(begin)
-    commit = step(HAND, begin.state, Request("commit", token=tk))
+    commit = step(HAND, begin.state, Request("commit", 1, tk))
     assert commit.refusal is None and commit.state.slots[0].phase == ("owned", 1)
     new = cap_sent(commit)
     assert new.holder == 1 and new.nonce == tk.nonce + 1
     for kind in ("commit", "abort"):  # the replay, and a late abort: settled, nothing changes
-        out = step(HAND, commit.state, Request(kind, token=tk))
+        out = step(HAND, commit.state, Request(kind, 1, tk))
         assert (out.refusal, out.state, out.sends) == ("notPending", commit.state, ())
     # the sender's old capability is revoked, the receiver's reads
     assert step(HAND, commit.state, Request("read", 0, cap_sent(a))).refusal == "revoked"
@@ -193,11 +193,43 @@ def test_commit_exactly_once_under_replay() -> None:
     assert step(HAND, commit.state, Request("read", 2, new)).refusal == "wrongHolder"
 
 
+def test_forged_capability_refused_the_stored_owner_decides() -> None:
+    """Every field of a capability is public: a holder that writes the current capability with
+    its own id is refused (the stored owner is another), the owner's own one too (it names
+    another holder); only the owner reads."""
+    a, = run_reqs(HAND, [Request("alloc", 0, arg=0)])
+    slot = a.state.slots[0]
+    for who in range(HAND.holders):
+        for named in range(HAND.holders):
+            forged = Cap(0, named, a.state.epoch, slot.gen, slot.seq - 1)
+            out = step(HAND, a.state, Request("read", who, forged))
+            want = None if who == named == 0 else (
+                "wrongHolder" if named != who else "notOwner")
+            assert (out.refusal, out.state, out.sends) == (
+                want, a.state, ()), (who, named)
+
+
+def test_leaked_ticket_decides_nothing_for_a_bystander() -> None:
+    """Commit only from the receiver; abort from the sender or the receiver; never from a
+    bystander or an unknown presenter, whatever ticket it holds."""
+    a, = run_reqs(HAND, [Request("alloc", 0, arg=0)])
+    begin = step(HAND, a.state, Request("begin", 0, cap_sent(a), 1))
+    tk = ticket_sent(begin)
+    want = {("commit", 0): "notParty", ("commit", 1): None, ("commit", 2): "notParty",
+            ("commit", 3): "unknownPresenter", ("abort", 0): None, ("abort", 1): None,
+            ("abort", 2): "notParty", ("abort", 3): "unknownPresenter"}
+    for (kind, who), refusal in want.items():
+        out = step(HAND, begin.state, Request(kind, who, tk))
+        assert out.refusal == refusal, (kind, who)
+        if refusal:
+            assert (out.state, out.sends) == (begin.state, ())
+
+
 def test_abort_restores_sender_and_bounds_refuse() -> None:
     dom = Domain(2, 1, 0, 1, 3)
     a, = run_reqs(dom, [Request("alloc", 0, arg=0)])
     begin = step(dom, a.state, Request("begin", 0, cap_sent(a), 1))
-    abort = step(dom, begin.state, Request("abort", token=ticket_sent(begin)))
+    abort = step(dom, begin.state, Request("abort", 0, ticket_sent(begin)))
     assert abort.refusal is None and cap_sent(abort).holder == 0
     assert abort.state.slots[0] == Slot(1, 3, ("owned", 0))
     # seq 3 of 3: no room for another transfer; no epoch to advance to
@@ -273,8 +305,10 @@ def test_progress_in_every_reachable_state(small_states) -> None:
                 assert cap_sent(step(SMALL, st, Request("resend", arg=b))) == cap
             elif kind == "escrow":
                 tk = Ticket(b, st.epoch, slot.gen, slot.seq - 1)
-                for k in ("commit", "abort"):
-                    assert step(SMALL, st, Request(k, token=tk)).refusal is None
+                sender, receiver = int(slot.phase[1]), int(slot.phase[2])
+                assert step(SMALL, st, Request("commit", receiver, tk)).refusal is None
+                for who in (sender, receiver):
+                    assert step(SMALL, st, Request("abort", who, tk)).refusal is None
             elif slot.gen < SMALL.max_gen:
                 assert step(SMALL, st, Request("alloc", 1, arg=b)).refusal is None
 
@@ -295,9 +329,9 @@ def test_clocks_only_move_forward(small_states) -> None:
 
 def test_table_domain_sizes(table_states) -> None:
     assert len(table_states) == 301
-    assert len(alphabet(TABLE_DOM)) == 15_691
-    assert len(set(alphabet(TABLE_DOM))) == 15_691
-    assert sum(len(candidates(TABLE_DOM, s)) for s in table_states) == 301 * 22
+    assert len(alphabet(TABLE_DOM)) == 16_651
+    assert len(set(alphabet(TABLE_DOM))) == 16_651
+    assert sum(len(candidates(TABLE_DOM, s)) for s in table_states) == 301 * 26
 
 
 def test_state_codes_round_trip(table_states, small_states) -> None:
@@ -344,16 +378,16 @@ def test_impossible_actions_make_the_workflow_impossible() -> None:
 def test_bench_size_and_families() -> None:
     dom, flows = load_workflows(ROOT / WORKFLOWS_JSON)
     assert dom == Domain(3, 2, 3, 3, 6)
-    assert len(flows) == 29
+    assert len(flows) == 32
     assert {w.family for w in flows} == set(FAMILIES)
 
 
 def test_every_workflow_agrees() -> None:
     rows = workflow_rows(ROOT)
-    assert len(rows) == 29
+    assert len(rows) == 32
     assert all(r["agree"] for r in rows), [r["name"] for r in rows if not r["agree"]]
-    assert sum(r["refusals"] for r in rows) == 20
-    assert [set(r) for r in rows] == [{"name", "family", "steps", "refusals", "agree"}] * 29
+    assert sum(r["refusals"] for r in rows) == 24
+    assert [set(r) for r in rows] == [{"name", "family", "steps", "refusals", "agree"}] * 32
 
 
 def test_kernel_trajectory_is_a_chain_and_counts_the_refusals() -> None:
@@ -374,6 +408,14 @@ def test_exactly_once_and_leaks_in_the_bench() -> None:
     assert replays == [None, "notPending"]
     leaked = [out.refusal for _, _, out in by_name["leaked_cap_refused"].events]
     assert "wrongHolder" in leaked
+    forged = [(req.who, out.refusal) for req, _, out in by_name["forged_cap_refused"].events
+              if req.kind == "read"]
+    assert forged == [(1, "notOwner"), (0, None)]
+    bystander = [(req.kind, req.who, out.refusal) for req, _, out in
+                 by_name["leaked_ticket_bystander_refused"].events
+                 if req.kind in ("commit", "abort")]
+    assert bystander == [("commit", 2, "notParty"), ("abort", 2, "notParty"),
+                         ("commit", 1, None)]
 
 
 # --- the generated Lean bench --------------------------------------------------------------------
@@ -415,7 +457,7 @@ def test_planted_twin_matches_the_bench() -> None:
     bodies, ours = _theorem_bodies(planted), _theorem_bodies(bench)
     assert set(bodies) == {f"planted_{n}" for n in (
         "wrong_final_state", "wrong_refusal_count", "wrong_digit", "wrong_out",
-        "broken_chain", "replay_accepted", "honest_control")}
+        "broken_chain", "replay_accepted", "forged_read_accepted", "honest_control")}
     assert bodies.pop("planted_honest_control") == ours["workflow_commit_basic"]
     for name, body in bodies.items():
         assert body not in ours.values(), name
@@ -482,7 +524,7 @@ def test_cli_workflows_prints_the_bench() -> None:
     res = CliRunner().invoke(kernel_cli, ["workflows"])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    assert len(lines) == 2 + 29
+    assert len(lines) == 2 + 32
     assert all(line.endswith(" yes") for line in lines[2:])
 
 
@@ -510,13 +552,14 @@ def test_theorems_exist_in_the_lean_sources() -> None:
     assert table == {f"KVCache.Kernel.Table.{n}" for n in (
         "table_passes", "reachable_iff_listed", "reachable_agrees_reference")}
     assert set(THEOREMS) <= declared, sorted(set(THEOREMS) - declared)
-    assert len(set(THEOREMS)) == len(THEOREMS) == 34 + 3 + 30
+    assert len(set(THEOREMS)) == len(THEOREMS) == 43 + 3 + 33
 
 
 def test_limits_say_what_is_not_modelled() -> None:
     text = " ".join(RESULT_LIMITS)
     for phrase in ("duplicate", "reorder", "drop", "leak", "liveness", "crashes",
-                   "hardware custody", "cryptographic", "3 holders, 1 block", "every reachable",
+                   "hardware custody", "authentication of the presenter", "stored owner",
+                   "never transferred", "3 holders, 1 block", "every reachable",
                    "one unknown id", "3 holders and 2 blocks"):
         assert phrase in text, phrase
 
@@ -563,7 +606,27 @@ def replayed_commit_accepted(dom: Domain, st: KState, req: Request) -> Outcome:
     return out
 
 
-PLANTED_KERNELS = [stale_epoch_read_accepted, commit_without_seq_bump, replayed_commit_accepted]
+def stored_owner_ignored(dom: Domain, st: KState, req: Request) -> Outcome:
+    """Planted: the kernel of issue 27: a read is accepted whatever the block's stored owner,
+    when the capability's holder field names the presenter (a forged capability reads)."""
+    out = step(dom, st, req)
+    if req.kind == "read" and out.refusal == "notOwner":
+        return Outcome(st, (), None)
+    return out
+
+
+def bearer_ticket(dom: Domain, st: KState, req: Request) -> Outcome:
+    """Planted: tickets are bearer tokens again (commit and abort from anyone)."""
+    out = step(dom, st, req)
+    if req.kind in ("commit", "abort") and out.refusal == "notParty":
+        slot = st.slots[req.token.blk]
+        party = slot.phase[2] if req.kind == "commit" else slot.phase[1]
+        return step(dom, st, req._replace(who=party))
+    return out
+
+
+PLANTED_KERNELS = [stale_epoch_read_accepted, commit_without_seq_bump, replayed_commit_accepted,
+                   stored_owner_ignored, bearer_ticket]
 
 
 @pytest.mark.parametrize("bad", PLANTED_KERNELS)
@@ -574,7 +637,9 @@ def test_planted_kernel_fails_the_workflow_comparison(bad: StepFn) -> None:
 
 @pytest.mark.parametrize("bad", PLANTED_KERNELS)
 def test_planted_kernel_fails_the_evidence(bad: StepFn) -> None:
-    with pytest.raises(KernelRefError, match="workflows"):
+    # a bad kernel changes the stated refusals (workflows.json) or, where the count happens
+    # to agree, the kernel trajectory the committed bench states (Workflows.lean)
+    with pytest.raises(KernelRefError, match=r"workflows|Workflows\.lean"):
         kernel_evidence(ROOT, step_fn=bad)
 
 
@@ -586,10 +651,22 @@ def test_planted_kernel_changes_the_stated_workflows() -> None:
     assert "commit_basic" in broken["commit_without_seq_bump"]
     assert {"dup_commit", "replay_commit_after_new_transfer"} <= broken[
         "replayed_commit_accepted"]
+    assert "forged_cap_refused" in broken["stored_owner_ignored"]
+    assert "leaked_ticket_bystander_refused" in broken["bearer_ticket"]
 
 
 def test_planted_kernel_breaks_the_reachable_set() -> None:
     assert reachable(TABLE_DOM, commit_without_seq_bump) != reachable(TABLE_DOM)
+
+
+@pytest.mark.parametrize("bad", [stored_owner_ignored, bearer_ticket])
+def test_planted_presenter_blind_kernel_changes_the_table(bad: StepFn) -> None:
+    """Every row's presenter matters: a kernel that ignores the stored owner, or one that
+    takes tickets from anyone, gives another table (so the committed one, checked by Lean,
+    rejects it)."""
+    from pytools.results.kernel.table import generate_table
+
+    assert generate_table(step_fn=bad).encode("utf-8") != TABLE.read_bytes()
 
 
 # --- the finite-check table (``table.py``, ``Proofs/Kernel/Table.lean``) ----------------------
@@ -600,8 +677,8 @@ def test_table_summary_of_the_domain() -> None:
 
     assert TABLE_DOMAIN == TABLE_DOM
     s = table_summary()
-    assert (s.states, s.alphabet, s.cases) == (301, 15_691, 301 * 15_691)
-    assert s.candidate_cases == 301 * 22
+    assert (s.states, s.alphabet, s.cases) == (301, 16_651, 301 * 16_651)
+    assert s.candidate_cases == 301 * 26
     assert 0 < s.accepted <= s.candidate_cases
 
 
@@ -628,16 +705,16 @@ def test_evidence_figures() -> None:
     assert set(f) == set(schema["properties"])
     assert (f["holders"], f["blocks"], f["max_epoch"], f["max_gen"], f["max_seq"]) == \
         (3, 1, 3, 3, 5)
-    assert (f["reachable_states"], f["requests_per_state"]) == (301, 15_691)
-    assert f["cases_checked"] == 301 * 15_691
-    assert f["candidate_cases"] == 301 * 22
+    assert (f["reachable_states"], f["requests_per_state"]) == (301, 16_651)
+    assert f["cases_checked"] == 301 * 16_651
+    assert f["candidate_cases"] == 301 * 26
     assert (f["workflow_holders"], f["workflow_blocks"], f["workflow_max_epoch"],
             f["workflow_max_gen"], f["workflow_max_seq"]) == (3, 2, 3, 3, 6)
-    assert f["workflows"] == f["workflows_agree"] == 29
+    assert f["workflows"] == f["workflows_agree"] == 32
     assert [i.path for i in ev.inputs] == ["Proofs/Kernel/Table.lean",
                                            "Proofs/Kernel/Workflows.lean",
                                            "pytools/results/kernel/workflows.json"]
-    assert len(ev.extra["workflows"]) == 29
+    assert len(ev.extra["workflows"]) == 32
 
 
 def test_evidence_refuses_a_stale_committed_bench(tmp_path: Path) -> None:

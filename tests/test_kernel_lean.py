@@ -14,7 +14,9 @@ The same module (its import widened to ``Proofs.Kernel.Table``) then states the 
 checker's planted defects, generated here from the reference's table, each on a one-row range
 of codes: a wrong answer digit, wrong digits after the groups, a wrong candidate outcome, a
 wrong row code, a wrong witness, a reachable state left out (its parent's closure fails), an
-unreachable state listed; and the honest row as control.
+unreachable state listed, the row of a kernel that ignores the stored owner (issue 27: a forged
+capability reads); and the honest row as control. The bench's twin also claims a forged read
+accepted (``planted_forged_read_accepted``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from planted import Planted, project_copy, theorem_ranges
 from pytools.lean.build import build
 from pytools.paths import project_root
 from pytools.results.kernel.codes import state_code, state_of_code, state_space
+from pytools.results.kernel.model import Domain, KState, Outcome, Request, step
 from pytools.results.kernel.table import Table, TableRow, build_table
 
 ROOT = project_root()
@@ -41,6 +44,7 @@ DEFECTS = (
     "planted_wrong_out",
     "planted_broken_chain",
     "planted_replay_accepted",
+    "planted_forged_read_accepted",
 )
 CONTROLS = ("init_code", "planted_honest_control")
 TABLE_DEFECTS = (
@@ -51,8 +55,18 @@ TABLE_DEFECTS = (
     "planted_table_wrong_witness",
     "planted_table_missing_state",
     "planted_table_unreachable_listed",
+    "planted_table_owner_blind",
 )
 TABLE_CONTROLS = ("planted_table_honest_row",)
+
+
+def stored_owner_ignored(dom: Domain, st: KState, req: Request) -> Outcome:
+    """Planted: the kernel of issue 27, which accepts a read whatever the block's stored owner
+    when the capability's holder field names the presenter."""
+    out = step(dom, st, req)
+    if req.kind == "read" and out.refusal == "notOwner":
+        return Outcome(st, (), None)
+    return out
 
 
 def _lean_row(r: TableRow) -> str:
@@ -69,7 +83,7 @@ def planted_table_section(table: Table) -> str:
                if r.parent in rows and rows[r.parent].parent and sum(map(bool, r.outs)) >= 2
                and 0 in r.outs)
     parent = rows[row.parent]
-    g0 = row.groups % 16
+    g0 = row.groups % 32
     k = next(i for i, o in enumerate(row.outs) if o)
     unreachable = next(c for c in range(row.code + 1, state_space(table.domain))
                        if c not in rows
@@ -106,6 +120,20 @@ def planted_table_section(table: Table) -> str:
         out += ["", f"/-- {doc} -/", f"theorem {name} :",
                 f"    checkCodes cfg {listed} dict 1 {code} [{_lean_row(r)}] = true := by",
                 "  decide +kernel"]
+    # The owner-blind kernel's own table (same reachable states, its own dictionary): its row
+    # for an owned state must fail Lean's check, whose step refuses the forged reads.
+    blind = build_table(table.domain, stored_owner_ignored)
+    assert [b.code for b in blind.rows] == [r.code for r in table.rows]
+    brow = next(b for b, r in zip(blind.rows, table.rows, strict=True) if b != r)
+    out += ["", "/-- The dictionary of the owner-blind kernel's table. -/",
+            "def dictOwnerBlind : List Nat := [" + ", ".join(hex(d) for d in blind.dictionary)
+            + "]", "",
+            "/-- Planted: a row of a kernel that ignores the stored owner (forged reads "
+            "accepted). -/",
+            "theorem planted_table_owner_blind :",
+            f"    checkCodes cfg listed dictOwnerBlind 1 {brow.code} [{_lean_row(brow)}] = true"
+            " := by",
+            "  decide +kernel"]
     out += ["", "end KVCache.Kernel.TablePlanted", ""]
     return "\n".join(out)
 

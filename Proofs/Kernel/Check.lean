@@ -23,7 +23,7 @@ passing table means:
   the reference's, and every candidate's whole outcome (next state and messages sent) equals
   the reference's (`outs_eq`).
 
-The check is affordable because a token group (the 98 requests presenting one token) whose
+The check is affordable because a token group (the 104 requests presenting one token) whose
 token the kernel refuses is decided by one token check (`groupDigits_eq`); the reference's
 digits are written per group as an index into a dictionary of digit strings
 (`expandGroups`), a lossless encoding since a group's digits are a function of the state's
@@ -40,8 +40,9 @@ Every id field ranges over the known ids and one unknown id; epochs, generations
 range over their whole width. The alphabet is grouped by token: for every block `b`
 (`0..blocks`), epoch, generation and nonce (`0..maxSeq-1`), in this order (last fastest),
 first every capability request on `⟨b, h, e, g, n⟩` (holder field `h`, presenter `p`, both
-`0..holders`, and operation: read, evict, begin to `0..holders`), then commit and abort of the
-ticket `⟨b, e, g, n⟩`. After the groups: `alloc p b`, `advance`, `resend b`. -/
+`0..holders`, and operation: read, evict, begin to `0..holders`), then for every presenter `p`
+in `0..holders` commit and abort of the ticket `⟨b, e, g, n⟩` by `p`. After the groups:
+`alloc p b`, `advance`, `resend b`. -/
 
 -- noncomputable: compiling it needs `List.flatMapTR`, absent from the registry Lean.
 /-- The shapes of the capability requests of a group: holder field, presenter, operation
@@ -58,6 +59,16 @@ def capReq (b e g n : Nat) : Nat × Nat × Nat → Req
   | (h, p, r + 2) => .begin p ⟨b, h, e, g, n⟩ r
 
 -- noncomputable: compiling it needs `List.flatMapTR`, absent from the registry Lean.
+/-- The shapes of the ticket requests of a group: presenter, operation (0 commit, 1 abort). -/
+noncomputable def tktShapes (cfg : Config) : List (Nat × Nat) :=
+  (List.range (cfg.holders + 1)).flatMap fun p => [(p, 0), (p, 1)]
+
+/-- The ticket request of shape `s` on the ticket `⟨b, e, g, n⟩`. -/
+def tktReq (b e g n : Nat) : Nat × Nat → Req
+  | (p, 0) => .commit p ⟨b, e, g, n⟩
+  | (p, _ + 1) => .abort p ⟨b, e, g, n⟩
+
+-- noncomputable: compiling it needs `List.flatMapTR`, absent from the registry Lean.
 /-- The token identities of the alphabet: block, epoch, generation, nonce. -/
 noncomputable def tokQuads (cfg : Config) : List (Nat × Nat × Nat × Nat) :=
   (List.range (cfg.blocks + 1)).flatMap fun b =>
@@ -69,7 +80,7 @@ noncomputable def tokQuads (cfg : Config) : List (Nat × Nat × Nat × Nat) :=
 /-- The requests of one token group. -/
 noncomputable def tokGroup (cfg : Config) : Nat × Nat × Nat × Nat → List Req
   | (b, e, g, n) =>
-    (capShapes cfg).map (capReq b e g n) ++ [.commit ⟨b, e, g, n⟩, .abort ⟨b, e, g, n⟩]
+    (capShapes cfg).map (capReq b e g n) ++ (tktShapes cfg).map (tktReq b e g n)
 
 -- noncomputable: compiling it needs `List.flatMapTR`, absent from the registry Lean.
 /-- The requests after the groups: `alloc p b`, `advance`, `resend b`. -/
@@ -97,14 +108,14 @@ noncomputable def answers (cfg : Config) (k : Kern) : Nat :=
 
 -- noncomputable: compiling it needs `List.flatMapTR`, absent from the registry Lean.
 /-- The requests about block `b` (record `x`) that state `k` can accept: by every holder, read,
-evict and begin (to every holder) with the block's current capability; commit, abort and
-resend with its current ticket; alloc by every holder. -/
+evict, commit, abort and begin (to every holder) with the block's current capability or
+ticket; resend; alloc by every holder. -/
 noncomputable def blockCands (cfg : Config) (k : Kern) (b : Nat) (x : Blk) : List Req :=
   (List.range cfg.holders).flatMap (fun p =>
       .read p ⟨b, p, k.epoch, x.gen, x.seq - 1⟩ :: .evict p ⟨b, p, k.epoch, x.gen, x.seq - 1⟩ ::
+        .commit p ⟨b, k.epoch, x.gen, x.seq - 1⟩ :: .abort p ⟨b, k.epoch, x.gen, x.seq - 1⟩ ::
         (List.range cfg.holders).map (fun r => .begin p ⟨b, p, k.epoch, x.gen, x.seq - 1⟩ r)) ++
-    (.commit ⟨b, k.epoch, x.gen, x.seq - 1⟩ :: .abort ⟨b, k.epoch, x.gen, x.seq - 1⟩ ::
-      .resend b :: (List.range cfg.holders).map (fun p => .alloc p b))
+    (.resend b :: (List.range cfg.holders).map (fun p => .alloc p b))
 
 -- noncomputable: compiling it needs `List.flatMapTR`, absent from the registry Lean.
 /-- Every request state `k` can accept (`accepted_mem_candidates`): `advance`, then the
@@ -119,22 +130,22 @@ noncomputable def candidates (cfg : Config) (k : Kern) : List Req :=
 
 -- noncomputable: compiling it needs `List.lengthTR`, absent from the registry Lean.
 /-- The number of requests in a token group. -/
-noncomputable def groupLen (cfg : Config) : Nat := (capShapes cfg).length + 2
+noncomputable def groupLen (cfg : Config) : Nat := (capShapes cfg).length + (tktShapes cfg).length
 
 -- noncomputable: compiling it needs `List.getD`, absent from the registry Lean.
 /-- The digits of `n` token groups and the requests after them, from a dictionary of group
-digit strings: hex digit `i` of `gs` is group `i`'s entry, `others` the rest. -/
+digit strings: base-32 digit `i` of `gs` is group `i`'s entry, `others` the rest. -/
 noncomputable def expandGroups (cfg : Config) (dict : List Nat) : Nat → Nat → Nat → Nat
   | 0, _, others => others
   | n + 1, gs, others =>
-    dict.getD (gs % 16) 0 + 16 ^ groupLen cfg * expandGroups cfg dict n (gs / 16) others
+    dict.getD (gs % 32) 0 + 16 ^ groupLen cfg * expandGroups cfg dict n (gs / 32) others
 
 /-- One generated table row, for one listed state. -/
 structure Row where
   /-- The state's code. -/
   code : Nat
   /-- Per token group, in alphabet order, the dictionary index of the reference's digits
-  (hex digit `i` for group `i`). -/
+  (base-32 digit `i` for group `i`). -/
   groups : Nat
   /-- The reference's digits for the requests after the groups. -/
   others : Nat
@@ -159,6 +170,14 @@ def shapeBit (cfg : Config) (s : Nat × Nat × Nat) : Nat :=
 presenter is a holder, 0 (`unknownPresenter`) elsewhere, per unit of code. -/
 noncomputable def presPattern (cfg : Config) : Nat := digitsOf ((capShapes cfg).map (shapeBit cfg))
 
+/-- 1 for a ticket shape whose presenter is a holder, else 0. -/
+def tktBit (cfg : Config) (s : Nat × Nat) : Nat :=
+  bif Nat.blt s.1 cfg.holders then 1 else 0
+
+-- noncomputable: compiling it needs `List.flatMapTR`, absent from the registry Lean.
+/-- The digit pattern of a group whose ticket is refused, per unit of code. -/
+noncomputable def tktPattern (cfg : Config) : Nat := digitsOf ((tktShapes cfg).map (tktBit cfg))
+
 -- noncomputable: calls `tktCheck`, which has no compiled code here.
 /-- Lean's answer digits for one token group, computed with one token check when the token is
 refused (`groupDigits_eq`: they are the digits of `step` on every request of the group). -/
@@ -170,8 +189,9 @@ noncomputable def groupDigits (cfg : Config) (k : Kern) : Nat × Nat × Nat × N
         digitsOf (((capShapes cfg).map (capReq b e g n)).map fun r => (step cfg k r).digit))
     + 16 ^ (capShapes cfg).length *
       (match tktCheck k ⟨b, e, g, n⟩ with
-        | .error r => r.code + 16 * r.code
-        | .ok _ => (settle k ⟨b, e, g, n⟩ true).digit + 16 * (settle k ⟨b, e, g, n⟩ false).digit)
+        | .error r => r.code * tktPattern cfg
+        | .ok _ =>
+          digitsOf (((tktShapes cfg).map (tktReq b e g n)).map fun r => (step cfg k r).digit))
 
 -- noncomputable: calls `step`, which has no compiled code here.
 /-- Compare Lean's answers with the dictionary entries named by `gs`, one token group at a
@@ -180,8 +200,8 @@ noncomputable def checkGroups (cfg : Config) (k : Kern) (dict : List Nat) :
     List (Nat × Nat × Nat × Nat) → Nat → Nat → Bool
   | [], _, others => Nat.beq (digitsOf ((otherReqs cfg).map fun r => (step cfg k r).digit)) others
   | q :: qs, gs, others =>
-    Nat.beq (groupDigits cfg k q) (dict.getD (gs % 16) 0) &&
-      checkGroups cfg k dict qs (gs / 16) others
+    Nat.beq (groupDigits cfg k q) (dict.getD (gs % 32) 0) &&
+      checkGroups cfg k dict qs (gs / 32) others
 
 -- noncomputable: calls `step`, which has no compiled code here.
 /-- A request's whole outcome as a number: 0 if refused, else `1 + encOut`. -/
@@ -288,7 +308,7 @@ theorem accepted_mem_candidates {cfg : Config} {k : Kern} {r : Req}
     cases hc : capCheck cfg k p c with
     | error e => simp [hc, refuse] at h
     | ok x =>
-      obtain ⟨hp, hh, ht⟩ := capCheck_ok hc
+      obtain ⟨hp, hh, ht, -⟩ := capCheck_ok hc
       obtain ⟨hx, he, hg, hn, -⟩ := tokCheck_ok ht
       rw [cap_eq_current hh he hg hn]
       exact mem_candidates_of_block hx (List.mem_append.2 (.inl (List.mem_flatMap.2
@@ -298,7 +318,7 @@ theorem accepted_mem_candidates {cfg : Config} {k : Kern} {r : Req}
     cases hc : capCheck cfg k p c with
     | error e => simp [hc, refuse] at h
     | ok x =>
-      obtain ⟨hp, hh, ht⟩ := capCheck_ok hc
+      obtain ⟨hp, hh, ht, -⟩ := capCheck_ok hc
       obtain ⟨hx, he, hg, hn, -⟩ := tokCheck_ok ht
       rw [cap_eq_current hh he hg hn]
       exact mem_candidates_of_block hx (List.mem_append.2 (.inl (List.mem_flatMap.2
@@ -312,31 +332,37 @@ theorem accepted_mem_candidates {cfg : Config} {k : Kern} {r : Req}
         cases h1 : Nat.blt rcv cfg.holders
         · simp [hc, h1, refuse] at h
         · exact Nat.le_of_ble_eq_true h1
-      obtain ⟨hp, hh, ht⟩ := capCheck_ok hc
+      obtain ⟨hp, hh, ht, -⟩ := capCheck_ok hc
       obtain ⟨hx, he, hg, hn, -⟩ := tokCheck_ok ht
       rw [cap_eq_current hh he hg hn]
       exact mem_candidates_of_block hx (List.mem_append.2 (.inl (List.mem_flatMap.2
         ⟨p, List.mem_range.2 hp, List.mem_cons.2 (.inr (List.mem_cons.2 (.inr
-          (List.mem_map.2 ⟨rcv, List.mem_range.2 hrcv, rfl⟩))))⟩)))
-  | commit t =>
+          (List.mem_cons.2 (.inr (List.mem_cons.2 (.inr
+            (List.mem_map.2 ⟨rcv, List.mem_range.2 hrcv, rfl⟩))))))))⟩)))
+  | commit p t =>
     simp only [step, settle] at h
-    cases htk : tktCheck k t with
+    cases htk : settleCheck cfg k p t true with
     | error e => simp [htk, refuse] at h
     | ok v =>
       obtain ⟨x, s, r⟩ := v
-      obtain ⟨hx, he, hg, hn, -⟩ := tktCheck_ok htk
+      obtain ⟨hp, htc, -⟩ := settleCheck_ok htk
+      obtain ⟨hx, he, hg, hn, -⟩ := tktCheck_ok htc
       rw [tkt_eq_current he hg hn]
-      exact mem_candidates_of_block hx (List.mem_append.2 (.inr (List.mem_cons.2 (.inl rfl))))
-  | abort t =>
+      exact mem_candidates_of_block hx (List.mem_append.2 (.inl (List.mem_flatMap.2
+        ⟨p, List.mem_range.2 hp, List.mem_cons.2 (.inr (List.mem_cons.2 (.inr
+          (List.mem_cons.2 (.inl rfl)))))⟩)))
+  | abort p t =>
     simp only [step, settle] at h
-    cases htk : tktCheck k t with
+    cases htk : settleCheck cfg k p t false with
     | error e => simp [htk, refuse] at h
     | ok v =>
       obtain ⟨x, s, r⟩ := v
-      obtain ⟨hx, he, hg, hn, -⟩ := tktCheck_ok htk
+      obtain ⟨hp, htc, -⟩ := settleCheck_ok htk
+      obtain ⟨hx, he, hg, hn, -⟩ := tktCheck_ok htc
       rw [tkt_eq_current he hg hn]
-      exact mem_candidates_of_block hx (List.mem_append.2 (.inr (List.mem_cons.2 (.inr
-        (List.mem_cons.2 (.inl rfl))))))
+      exact mem_candidates_of_block hx (List.mem_append.2 (.inl (List.mem_flatMap.2
+        ⟨p, List.mem_range.2 hp, List.mem_cons.2 (.inr (List.mem_cons.2 (.inr
+          (List.mem_cons.2 (.inr (List.mem_cons.2 (.inl rfl)))))))⟩)))
   | alloc p b =>
     simp only [step, doAlloc] at h
     cases hp : Nat.blt p cfg.holders with
@@ -346,8 +372,7 @@ theorem accepted_mem_candidates {cfg : Config} {k : Kern} {r : Req}
       | none => simp [hp, hb, refuse] at h
       | some x =>
         exact mem_candidates_of_block hb (List.mem_append.2 (.inr (List.mem_cons.2 (.inr
-          (List.mem_cons.2 (.inr (List.mem_cons.2 (.inr (List.mem_map.2
-            ⟨p, List.mem_range.2 (Nat.le_of_ble_eq_true hp), rfl⟩)))))))))
+          (List.mem_map.2 ⟨p, List.mem_range.2 (Nat.le_of_ble_eq_true hp), rfl⟩)))))
   | advance =>
     unfold candidates
     exact List.mem_cons.2 (.inl rfl)
@@ -356,8 +381,7 @@ theorem accepted_mem_candidates {cfg : Config} {k : Kern} {r : Req}
     cases hb : k.blocks[b]? with
     | none => simp [hb, refuse] at h
     | some x =>
-      exact mem_candidates_of_block hb (List.mem_append.2 (.inr (List.mem_cons.2 (.inr
-        (List.mem_cons.2 (.inr (List.mem_cons.2 (.inl rfl))))))))
+      exact mem_candidates_of_block hb (List.mem_append.2 (.inr (List.mem_cons.2 (.inl rfl))))
 
 /-! ## A token group is decided by one token check -/
 
@@ -391,6 +415,15 @@ theorem capReq_digit (cfg : Config) (k : Kern) {b e g n : Nat} {r : Refusal}
     simp [capReq, step, doRead, doEvict, doBegin, capCheck, hp, ht, refuse, Out.digit, shapeBit,
       Refusal.code]
 
+/-- A ticket request whose ticket fails its ticket check gets the check's refusal if its
+presenter is a holder, and `unknownPresenter` (code 0) otherwise. -/
+theorem tktReq_digit (cfg : Config) (k : Kern) {b e g n : Nat} {r : Refusal}
+    (ht : tktCheck k ⟨b, e, g, n⟩ = .error r) (s : Nat × Nat) :
+    (step cfg k (tktReq b e g n s)).digit = r.code * tktBit cfg s := by
+  obtain ⟨p, op⟩ := s
+  cases hp : Nat.blt p cfg.holders <;> rcases op with _ | op <;>
+    simp [tktReq, step, settle, settleCheck, hp, ht, refuse, Out.digit, tktBit, Refusal.code]
+
 /-- A token group has as many requests as `groupLen` says. -/
 theorem tokGroup_length (cfg : Config) (q : Nat × Nat × Nat × Nat) :
     (tokGroup cfg q).length = groupLen cfg := by
@@ -414,8 +447,11 @@ theorem groupDigits_eq (cfg : Config) (k : Kern) (q : Nat × Nat × Nat × Nat) 
   · congr 1
     cases ht : tktCheck k ⟨b, e, g, n⟩ with
     | error r =>
-      simp [digitsOf, step, settle, ht, refuse, Out.digit] <;> omega
-    | ok v => simp [digitsOf, step]
+      simp only [tktPattern]
+      rw [List.map_map]
+      exact (digitsOf_map_mul _ _ (tktBit cfg) r.code
+        (fun s _ => tktReq_digit cfg k ht s)).symm
+    | ok v => rfl
 
 /-- **A passing group check means Lean's digits on the groups `qs` and the requests after
 them are the expanded dictionary entries.** -/
@@ -429,7 +465,7 @@ theorem checkGroups_sound (cfg : Config) (k : Kern) (dict : List Nat) :
     simp [expandGroups, Nat.eq_of_beq_eq_true h]
   | q :: qs, gs, others, h => by
     simp only [checkGroups, Bool.and_eq_true] at h
-    have ih := checkGroups_sound cfg k dict qs (gs / 16) others h.2
+    have ih := checkGroups_sound cfg k dict qs (gs / 32) others h.2
     rw [List.flatMap_cons, List.append_assoc, List.map_append, digitsOf_append, ih,
       List.length_map, tokGroup_length, ← groupDigits_eq, Nat.eq_of_beq_eq_true h.1]
     rfl

@@ -5,24 +5,29 @@ public import Proofs.Kernel.Invariants
 /-!
 # Single-owner state movement: custody of the tokens in circulation
 
-In the system of `Proofs.Kernel.Model` holders present only tokens they have received, and the
-network may delay, duplicate, reorder and drop messages. This file proves that in every
-reachable state of the system **every token in circulation is genuine** (`SysReach.custody`):
+In the system of `Proofs.Kernel.Model` holders present tokens they have received or wrote
+themselves, and the network may delay, duplicate, reorder and drop messages. This file proves
+that in every reachable state of the system **every token in circulation (received by a holder
+or on its way to one) is genuine** (`SysReach.custody`):
 its `(epoch, generation, nonce)` slot is no later than its block's clock, and if it is the
 block's current slot, it matches the block's phase — a capability of the owner while the block
 is held, a ticket while it is in escrow.
 
-From it:
-
-* **At most one valid capability per block** (`at_most_one_valid_capability`): two
-  capabilities in circulation that both pass the kernel's checks for the same block are equal.
-* **Only the holder reads** (`only_holder_reads`): a read the kernel accepts, presenting a
-  capability in circulation, is made by the block's owner.
+The safety of the kernel does not rest on this: only the owner reads, at most one capability
+is valid per block, and only a transfer's parties settle it, for every request in every kernel
+state, whatever tokens holders write (`Proofs.Kernel.Invariants`). What custody says beyond
+them is about what holders *are sent*: the kernel never puts a current token that does not fit
+the block's phase into anybody's hands, so an honest holder who received the block's current
+capability is its owner, and a leaked token of the current slot is the owner's own capability
+(useless to anyone else, `forged_capability_refused`) or a ticket of the pending transfer
+(useless to a bystander, `bystander_settle_refused`).
 
 And progress of the whole system: from every reachable state, a pending transfer can be run
 to its commit and to its abort (`pending_can_commit`, `pending_can_abort`), and an owner can be
 brought to know a capability with which its read and evict are accepted (`owner_can_act`),
-whatever messages were lost before: the kernel resends the current token. No liveness is
+whatever messages were lost before: the kernel resends the current token; and where progress
+stops: a block that has reached the generation bound is never reallocated, in any later state
+(`exhausted_never_reallocated`), since no step lowers a generation. No liveness is
 claimed for a network that never delivers (a partition): these are runs that *exist*.
 -/
 
@@ -48,9 +53,22 @@ def Genuine (k : Kern) (τ : Tok) : Prop :=
     LexLe τ.epoch τ.gen (τ.nonce + 1) k.epoch x.gen x.seq ∧
     (τ.epoch = k.epoch → τ.gen = x.gen → τ.nonce + 1 = x.seq → Fits x.phase τ)
 
-/-- The tokens in circulation: known to some holder, or carried by a message in flight. -/
+/-- The tokens a message hands to a holder: a grant's capability, a ticket message's ticket (a
+request hands nothing to anybody). -/
+def Msg.issued : Msg → List Tok
+  | .req _ => []
+  | .grant _ c => [.cap c]
+  | .ticket _ t => [.tkt t]
+
+/-- The tokens in circulation: known to some holder, or on their way to one (carried by a
+grant or ticket message in flight). Tokens a holder writes into its own requests are not in
+circulation: nobody is sent them. -/
 def Sys.Circ (S : Sys) (τ : Tok) : Prop :=
-  (∃ q, τ ∈ S.know q) ∨ ∃ m, m ∈ S.net ∧ τ ∈ m.toks
+  (∃ q, τ ∈ S.know q) ∨ ∃ m, m ∈ S.net ∧ τ ∈ m.issued
+
+/-- A token a message hands to a holder is one it carries. -/
+theorem mem_toks_of_issued {m : Msg} {τ : Tok} (h : τ ∈ m.issued) : τ ∈ m.toks := by
+  cases m <;> simp_all [Msg.issued, Msg.toks]
 
 /-- The custody invariant: every token in circulation is genuine. -/
 def Custody (S : Sys) : Prop := ∀ τ, S.Circ τ → Genuine S.kern τ
@@ -117,7 +135,7 @@ theorem step_genuine (cfg : Config) {k : Kern} {τ : Tok} (hg : Genuine k τ) (r
     cases hc : capCheck cfg k p c with
     | error e => exact hg
     | ok x =>
-      obtain ⟨-, -, ht⟩ := capCheck_ok hc
+      obtain ⟨-, -, ht, -⟩ := capCheck_ok hc
       obtain ⟨hb, -, -, -, -⟩ := tokCheck_ok ht
       exact genuine_put_free hg hb
   | begin p c rcv =>
@@ -125,7 +143,7 @@ theorem step_genuine (cfg : Config) {k : Kern} {τ : Tok} (hg : Genuine k τ) (r
     split
     · exact hg
     · rename_i x hc
-      obtain ⟨-, -, ht⟩ := capCheck_ok hc
+      obtain ⟨-, -, ht, -⟩ := capCheck_ok hc
       obtain ⟨hb, -, -, -, -⟩ := tokCheck_ok ht
       cases Nat.blt rcv cfg.holders <;> cases Nat.beq rcv p <;>
         cases Nat.ble (x.seq + 2) cfg.maxSeq <;>
@@ -133,22 +151,22 @@ theorem step_genuine (cfg : Config) {k : Kern} {τ : Tok} (hg : Genuine k τ) (r
         | exact hg
         | exact genuine_put_lt (y := ⟨x.gen, x.seq + 1, .escrow p rcv⟩) hg hb
             (Or.inr ⟨rfl, Nat.lt_succ_self _⟩)
-  | commit t =>
+  | commit p t =>
     simp only [step, settle]
-    cases htk : tktCheck k t with
+    cases htk : settleCheck cfg k p t true with
     | error e => exact hg
     | ok v =>
       obtain ⟨x, s, r⟩ := v
-      obtain ⟨hb, -, -, -, -⟩ := tktCheck_ok htk
+      obtain ⟨hb, -, -, -, -⟩ := tktCheck_ok (settleCheck_ok htk).2.1
       exact genuine_put_lt (y := ⟨x.gen, x.seq + 1, .owned r⟩) hg hb
         (Or.inr ⟨rfl, Nat.lt_succ_self _⟩)
-  | abort t =>
+  | abort p t =>
     simp only [step, settle]
-    cases htk : tktCheck k t with
+    cases htk : settleCheck cfg k p t false with
     | error e => exact hg
     | ok v =>
       obtain ⟨x, s, r⟩ := v
-      obtain ⟨hb, -, -, -, -⟩ := tktCheck_ok htk
+      obtain ⟨hb, -, -, -, -⟩ := tktCheck_ok (settleCheck_ok htk).2.1
       exact genuine_put_lt (y := ⟨x.gen, x.seq + 1, .owned s⟩) hg hb
         (Or.inr ⟨rfl, Nat.lt_succ_self _⟩)
   | alloc p b =>
@@ -225,7 +243,7 @@ theorem sends_genuine {cfg : Config} {k : Kern} (hw : WF cfg k) (r : Req) {m : M
     cases hc : capCheck cfg k p c with
     | error e => simp [hc, refuse] at hm
     | ok x =>
-      obtain ⟨-, -, ht⟩ := capCheck_ok hc
+      obtain ⟨-, -, ht, -⟩ := capCheck_ok hc
       obtain ⟨hb, he, -, -, -⟩ := tokCheck_ok ht
       cases h1 : Nat.blt rcv cfg.holders <;> cases h2 : Nat.beq rcv p <;>
         cases h3 : Nat.ble (x.seq + 2) cfg.maxSeq <;> simp [hc, h1, h2, h3, refuse] at hm ⊢
@@ -234,25 +252,25 @@ theorem sends_genuine {cfg : Config} {k : Kern} (hw : WF cfg k) (r : Req) {m : M
         simp only [Msg.toks, List.mem_singleton] at hτ
         subst hτ
         exact genuine_current (getElem?_set_self_of_eq_some hb) rfl rfl rfl trivial
-  | commit t =>
+  | commit p t =>
     simp only [step, settle] at hm ⊢
-    cases htk : tktCheck k t with
+    cases htk : settleCheck cfg k p t true with
     | error e => simp [htk, refuse] at hm
     | ok v =>
       obtain ⟨x, s, r⟩ := v
-      obtain ⟨hb, -, -, -, -⟩ := tktCheck_ok htk
+      obtain ⟨hb, -, -, -, -⟩ := tktCheck_ok (settleCheck_ok htk).2.1
       simp [htk] at hm
       subst hm
       simp only [Msg.toks, List.mem_singleton] at hτ
       subst hτ
       exact genuine_current (getElem?_set_self_of_eq_some hb) rfl rfl rfl rfl
-  | abort t =>
+  | abort p t =>
     simp only [step, settle] at hm ⊢
-    cases htk : tktCheck k t with
+    cases htk : settleCheck cfg k p t false with
     | error e => simp [htk, refuse] at hm
     | ok v =>
       obtain ⟨x, s, r⟩ := v
-      obtain ⟨hb, -, -, -, -⟩ := tktCheck_ok htk
+      obtain ⟨hb, -, -, -, -⟩ := tktCheck_ok (settleCheck_ok htk).2.1
       simp [htk] at hm
       subst hm
       simp only [Msg.toks, List.mem_singleton] at hτ
@@ -317,14 +335,14 @@ theorem sends_genuine {cfg : Config} {k : Kern} (hw : WF cfg k) (r : Req) {m : M
 
 /-- A kernel step keeps custody: old tokens stay genuine, sent tokens are genuine. -/
 theorem exec_custody {cfg : Config} {S : Sys} {net : List Msg} (hw : WF cfg S.kern)
-    (hc : ∀ τ, ((∃ q, τ ∈ S.know q) ∨ ∃ m, m ∈ net ∧ τ ∈ m.toks) → Genuine S.kern τ)
+    (hc : ∀ τ, ((∃ q, τ ∈ S.know q) ∨ ∃ m, m ∈ net ∧ τ ∈ m.issued) → Genuine S.kern τ)
     (r : Req) :
     Custody ⟨(step cfg S.kern r).kern, (step cfg S.kern r).sends ++ net, S.know⟩ := by
   intro τ hτ
   rcases hτ with ⟨q, hq⟩ | ⟨m, hm, hτm⟩
   · exact step_genuine cfg (hc τ (Or.inl ⟨q, hq⟩)) r
   · rcases List.mem_append.mp hm with hm | hm
-    · exact sends_genuine hw r hm hτm
+    · exact sends_genuine hw r hm (mem_toks_of_issued hτm)
     · exact step_genuine cfg (hc τ (Or.inr ⟨m, hm, hτm⟩)) r
 
 /-- Learning a token in circulation keeps the tokens known among those in circulation. -/
@@ -341,12 +359,19 @@ theorem mem_learn {know : Nat → List Tok} {q q' : Nat} {τ τ' : Tok}
 theorem sysStep_custody {cfg : Config} {S S' : Sys} (h : SysStep cfg S S')
     (hw : WF cfg S.kern) (hc : Custody S) : Custody S' := by
   cases h with
-  | send p r _ _ hk =>
+  | send p r _ _ _ =>
     intro τ hτ
     rcases hτ with ⟨q, hq⟩ | ⟨m, hm, hτm⟩
     · exact hc τ (Or.inl ⟨q, hq⟩)
     · rcases List.mem_cons.mp hm with rfl | hm
-      · exact hc τ (Or.inl ⟨p, hk τ hτm⟩)
+      · simp [Msg.issued] at hτm
+      · exact hc τ (Or.inr ⟨m, hm, hτm⟩)
+  | forge p r _ _ =>
+    intro τ hτ
+    rcases hτ with ⟨q, hq⟩ | ⟨m, hm, hτm⟩
+    · exact hc τ (Or.inl ⟨q, hq⟩)
+    · rcases List.mem_cons.mp hm with rfl | hm
+      · simp [Msg.issued] at hτm
       · exact hc τ (Or.inr ⟨m, hm, hτm⟩)
   | share p q τ' _ hk =>
     intro τ hτ
@@ -413,68 +438,19 @@ theorem sysRun_custody {cfg : Config} {S S' : Sys} (h : SysRun cfg S S')
     | exact ⟨sysStep_wf hs (ih hw hc).1, sysStep_custody hs (ih hw hc).1 (ih hw hc).2⟩
     | exact ⟨sysStep_wf hs ih.1, sysStep_custody hs ih.1 ih.2⟩
 
-/-- **Custody.** In every reachable state of the system, every token in circulation is
-genuine. -/
+/-- **Custody.** In every reachable state of the system (forging holders included), every
+token in circulation (received by a holder, or on its way to one) is genuine. The kernel's
+safety does not need it (see `only_holder_reads`, `at_most_one_valid_capability`,
+`commit_by_receiver`, which hold for every request in every kernel state); what it says beyond
+them is what holders are sent, even with forgers about: a current token anybody has received
+or is being sent fits the block's phase, so the block's current capability names its owner, no
+current capability circulates while the block is in escrow and no current ticket while it is
+held. -/
 theorem SysReach.custody {cfg : Config} {S : Sys} (h : SysReach cfg S) : Custody S :=
   (sysRun_custody h (wf_init cfg) (fun _ hτ => by
     rcases hτ with ⟨q, hq⟩ | ⟨m, hm, _⟩
     · simp [Sys.init] at hq
     · simp [Sys.init] at hm)).2
-
-/-! ## Headline consequences -/
-
-/-- Two capabilities with the same fields are equal. -/
-theorem cap_eq {c₁ c₂ : Cap} (hb : c₁.blk = c₂.blk) (hh : c₁.holder = c₂.holder)
-    (he : c₁.epoch = c₂.epoch) (hg : c₁.gen = c₂.gen) (hn : c₁.nonce = c₂.nonce) :
-    c₁ = c₂ := by
-  cases c₁
-  cases c₂
-  try simp only at hb hh he hg hn
-  subst hb hh he hg hn
-  rfl
-
-/-- **At most one valid capability per block.** In every reachable state of the system, two
-capabilities in circulation for the same block that both pass the kernel's checks (each
-presented by its holder) are the same capability. -/
-theorem at_most_one_valid_capability {cfg : Config} {S : Sys} (h : SysReach cfg S)
-    {c₁ c₂ : Cap} (h₁ : S.Circ (.cap c₁)) (h₂ : S.Circ (.cap c₂)) (hb : c₁.blk = c₂.blk)
-    {x₁ x₂ : Blk} (hv₁ : capCheck cfg S.kern c₁.holder c₁ = .ok x₁)
-    (hv₂ : capCheck cfg S.kern c₂.holder c₂ = .ok x₂) : c₁ = c₂ := by
-  have hc := SysReach.custody h
-  obtain ⟨-, -, ht₁⟩ := capCheck_ok hv₁
-  obtain ⟨-, -, ht₂⟩ := capCheck_ok hv₂
-  obtain ⟨hb₁, he₁, hg₁, hn₁, o₁, ho₁⟩ := tokCheck_ok ht₁
-  obtain ⟨hb₂, he₂, hg₂, hn₂, o₂, ho₂⟩ := tokCheck_ok ht₂
-  have hx : x₁ = x₂ := by
-    have h' := hb₂
-    rw [← hb, hb₁] at h'
-    exact Option.some.inj h'
-  have hf₁ := (hc _ h₁ x₁ hb₁).2 he₁ hg₁ hn₁
-  have hf₂ := (hc _ h₂ x₂ hb₂).2 he₂ hg₂ hn₂
-  rw [ho₁] at hf₁
-  rw [ho₂] at hf₂
-  simp only [Fits] at hf₁ hf₂
-  subst hx
-  have ho : o₁ = o₂ := by
-    rw [ho₁] at ho₂
-    exact Phase.owned.inj ho₂
-  exact cap_eq hb (by rw [hf₁, hf₂, ho]) (he₁.trans he₂.symm) (hg₁.trans hg₂.symm) (by omega)
-
-/-- **Only the holder reads.** In every reachable state of the system, a read the kernel
-accepts, presenting a capability in circulation, is made by the block's owner. -/
-theorem only_holder_reads {cfg : Config} {S : Sys} (h : SysReach cfg S) {p : Nat} {c : Cap}
-    (hcirc : S.Circ (.cap c)) (hr : (step cfg S.kern (.read p c)).verdict = .ok) :
-    ∃ x, S.kern.blocks[c.blk]? = some x ∧ x.phase = .owned p := by
-  simp only [step, doRead] at hr
-  cases hv : capCheck cfg S.kern p c with
-  | error e => simp [hv, refuse] at hr
-  | ok x =>
-    obtain ⟨-, hh, ht⟩ := capCheck_ok hv
-    obtain ⟨hb, he, hg, hn, o, ho⟩ := tokCheck_ok ht
-    have hf := (SysReach.custody h _ hcirc x hb).2 he hg hn
-    rw [ho] at hf
-    simp only [Fits] at hf
-    exact ⟨x, hb, by rw [ho, ← hf, hh]⟩
 
 /-! ## Progress of the system -/
 
@@ -500,19 +476,19 @@ theorem pending_can_commit {cfg : Config} {S : Sys} (h : SysReach cfg S) {b s r 
   have hne : x.phase ≠ .free := by rw [hph]; exact fun h => Phase.noConfusion h
   have hk1 := resend_kern (cfg := cfg) hx hne
   have hn : x.seq - 1 + 1 = x.seq := by omega
-  have hacc := commit_progress (cfg := cfg) hx hph hn
+  have hacc := commit_progress (cfg := cfg) hx hph hn hok.2.2.1
   refine ⟨_, .step (.step (.step (.step (.refl S) (.tick (.resend b) rfl))
       (.deliver [.ticket s ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩] S.net
         (.ticket r ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩) ?_))
-      (.send r (.commit ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩) hok.2.2.1 rfl ?_))
-      (.deliver [] _ (.req (.commit ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩)) rfl), ?_⟩
+      (.send r (.commit r ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩) hok.2.2.1 (by simp [Req.sentBy]) ?_))
+      (.deliver [] _ (.req (.commit r ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩)) rfl), ?_⟩
   · simp [Sys.exec, step, doResend, hx, hph]
   · intro τ hτ
     simp only [Req.toks, List.mem_singleton] at hτ
     subst hτ
     simp [Sys.receive, learn]
   · show (step cfg (step cfg S.kern (.resend b)).kern
-      (.commit ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩)).kern.blocks[b]? = _
+      (.commit r ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩)).kern.blocks[b]? = _
     rw [hk1]
     exact (commit_hands_to_receiver hx hph hacc).1
 
@@ -528,19 +504,19 @@ theorem pending_can_abort {cfg : Config} {S : Sys} (h : SysReach cfg S) {b s r :
   have hne : x.phase ≠ .free := by rw [hph]; exact fun h => Phase.noConfusion h
   have hk1 := resend_kern (cfg := cfg) hx hne
   have hn : x.seq - 1 + 1 = x.seq := by omega
-  have hacc := abort_progress (cfg := cfg) hx hph hn
+  have hacc := abort_progress (cfg := cfg) hx hph hn hok.2.1
   refine ⟨_, .step (.step (.step (.step (.refl S) (.tick (.resend b) rfl))
       (.deliver [] (.ticket r ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩ :: S.net)
         (.ticket s ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩) ?_))
-      (.send s (.abort ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩) hok.2.1 rfl ?_))
-      (.deliver [] _ (.req (.abort ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩)) rfl), ?_⟩
+      (.send s (.abort s ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩) hok.2.1 (by simp [Req.sentBy]) ?_))
+      (.deliver [] _ (.req (.abort s ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩)) rfl), ?_⟩
   · simp [Sys.exec, step, doResend, hx, hph]
   · intro τ hτ
     simp only [Req.toks, List.mem_singleton] at hτ
     subst hτ
     simp [Sys.receive, learn]
   · show (step cfg (step cfg S.kern (.resend b)).kern
-      (.abort ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩)).kern.blocks[b]? = _
+      (.abort s ⟨b, S.kern.epoch, x.gen, x.seq - 1⟩)).kern.blocks[b]? = _
     rw [hk1]
     exact (abort_restores_sender hx hph hacc).1
 
@@ -570,6 +546,142 @@ theorem owner_can_act {cfg : Config} {S : Sys} (hreach : SysReach cfg S) {b h : 
   · show (step cfg (step cfg S.kern (.resend b)).kern _).verdict = _
     rw [hk1]
     exact evict_progress hw hx hph hn
+
+/-! ## Counters at their bounds -/
+
+/-- `k'` has, for every block of `k`, a record whose generation is no lower. -/
+def Kern.GenLe (k k' : Kern) : Prop :=
+  ∀ (b : Nat) (x : Blk), k.blocks[b]? = some x → ∃ y : Blk, k'.blocks[b]? = some y ∧ x.gen ≤ y.gen
+
+/-- Every state has its own generations. -/
+theorem genLe_refl (k : Kern) : k.GenLe k := fun _ x hx => ⟨x, hx, Nat.le_refl _⟩
+
+/-- `GenLe` is transitive. -/
+theorem genLe_trans {k₁ k₂ k₃ : Kern} (h₁ : k₁.GenLe k₂) (h₂ : k₂.GenLe k₃) : k₁.GenLe k₃ := by
+  intro b x hx
+  obtain ⟨y, hy, hxy⟩ := h₁ b x hx
+  obtain ⟨z, hz, hyz⟩ := h₂ b y hy
+  exact ⟨z, hz, Nat.le_trans hxy hyz⟩
+
+/-- Replacing a block's record by one of no lower generation keeps every generation. -/
+theorem genLe_put {k : Kern} {b : Nat} {x y : Blk} (hx : k.blocks[b]? = some x)
+    (hxy : x.gen ≤ y.gen) : k.GenLe (k.put b y) := by
+  intro b' x' hx'
+  by_cases hb : b = b'
+  · subst hb
+    rw [hx] at hx'
+    cases hx'
+    exact ⟨y, getElem?_set_self_of_eq_some hx, hxy⟩
+  · refine ⟨x', ?_, Nat.le_refl _⟩
+    show (k.blocks.set b y)[b']? = some x'
+    rw [List.getElem?_set_ne hb]
+    exact hx'
+
+/-- Every step, accepted or refused, keeps or raises every block's generation. -/
+theorem step_genLe (cfg : Config) (k : Kern) (r : Req) : k.GenLe (step cfg k r).kern := by
+  cases r with
+  | read p c =>
+    simp only [step, doRead]
+    cases capCheck cfg k p c <;> exact genLe_refl k
+  | evict p c =>
+    simp only [step, doEvict]
+    cases hc : capCheck cfg k p c with
+    | error e => exact genLe_refl k
+    | ok x =>
+      obtain ⟨-, -, ht, -⟩ := capCheck_ok hc
+      obtain ⟨hb, -, -, -, -⟩ := tokCheck_ok ht
+      exact genLe_put hb (Nat.le_refl _)
+  | begin p c rcv =>
+    simp only [step, doBegin]
+    split
+    · exact genLe_refl k
+    · rename_i x hc
+      obtain ⟨-, -, ht, -⟩ := capCheck_ok hc
+      obtain ⟨hb, -, -, -, -⟩ := tokCheck_ok ht
+      cases Nat.blt rcv cfg.holders <;> cases Nat.beq rcv p <;>
+        cases Nat.ble (x.seq + 2) cfg.maxSeq <;>
+        first
+        | exact genLe_refl k
+        | exact genLe_put (y := ⟨x.gen, x.seq + 1, .escrow p rcv⟩) hb (Nat.le_refl _)
+  | commit p t =>
+    simp only [step, settle]
+    cases htk : settleCheck cfg k p t true with
+    | error e => exact genLe_refl k
+    | ok v =>
+      obtain ⟨x, s, r⟩ := v
+      obtain ⟨hb, -, -, -, -⟩ := tktCheck_ok (settleCheck_ok htk).2.1
+      exact genLe_put hb (Nat.le_refl _)
+  | abort p t =>
+    simp only [step, settle]
+    cases htk : settleCheck cfg k p t false with
+    | error e => exact genLe_refl k
+    | ok v =>
+      obtain ⟨x, s, r⟩ := v
+      obtain ⟨hb, -, -, -, -⟩ := tktCheck_ok (settleCheck_ok htk).2.1
+      exact genLe_put hb (Nat.le_refl _)
+  | alloc p b =>
+    simp only [step, doAlloc]
+    cases Nat.blt p cfg.holders with
+    | false => exact genLe_refl k
+    | true =>
+      split
+      · exact genLe_refl k
+      · rename_i x hb
+        split
+        · cases Nat.blt x.gen cfg.maxGen with
+          | false => exact genLe_refl k
+          | true =>
+            exact genLe_put (y := ⟨x.gen + 1, 1, .owned p⟩) hb (Nat.le_succ _)
+        · exact genLe_refl k
+  | advance =>
+    simp only [step, doAdvance]
+    cases k.blocks.any (fun x => x.phase.isEscrow) with
+    | true => exact genLe_refl k
+    | false =>
+      cases Nat.blt k.epoch cfg.maxEpoch with
+      | false => exact genLe_refl k
+      | true =>
+        intro b x hx
+        refine ⟨x.renew, by simp [hx], ?_⟩
+        unfold Blk.renew
+        split <;> exact Nat.le_refl _
+  | resend b =>
+    simp only [step, doResend]
+    split
+    · exact genLe_refl k
+    · split <;> exact genLe_refl k
+
+/-- Every step of the system keeps or raises every block's generation. -/
+theorem sysStep_genLe {cfg : Config} {S S' : Sys} (h : SysStep cfg S S') :
+    S.kern.GenLe S'.kern := by
+  cases h with
+  | send p r _ _ _ => exact genLe_refl _
+  | forge p r _ _ => exact genLe_refl _
+  | share p q τ _ _ => exact genLe_refl _
+  | tick r _ => exact step_genLe cfg S.kern r
+  | deliver l₁ l₂ m _ =>
+    cases m with
+    | req r => exact step_genLe cfg S.kern r
+    | grant q c => exact genLe_refl _
+    | ticket q t => exact genLe_refl _
+  | dup l₁ l₂ m _ => exact genLe_refl _
+  | drop l₁ l₂ m _ => exact genLe_refl _
+
+/-- Every run of the system keeps or raises every block's generation. -/
+theorem sysRun_genLe {cfg : Config} {S S' : Sys} (h : SysRun cfg S S') :
+    S.kern.GenLe S'.kern := by
+  induction h with
+  | refl => exact genLe_refl _
+  | step _ hs ih => exact genLe_trans ih (sysStep_genLe hs)
+
+/-- **An exhausted generation is never reallocated.** Once block `b` has reached the
+generation bound (`maxGen ≤ gen`), every `alloc` of `b`, by anyone, is refused in every later
+state of the system, whatever happens meanwhile: generations never go down. -/
+theorem exhausted_never_reallocated {cfg : Config} {S S' : Sys} (hrun : SysRun cfg S S')
+    {b : Nat} {x : Blk} (hx : S.kern.blocks[b]? = some x) (hg : cfg.maxGen ≤ x.gen) (p : Nat) :
+    (step cfg S'.kern (.alloc p b)).verdict ≠ .ok := by
+  obtain ⟨y, hy, hxy⟩ := sysRun_genLe hrun b x hx
+  exact alloc_refused_at_bound hy (Nat.le_trans hg hxy)
 
 end KVCache.Kernel
 

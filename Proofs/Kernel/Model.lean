@@ -15,12 +15,15 @@ generation) and a phase: `free`, `owned h`, or `escrow s r` (a transfer from `s`
 pending and nobody may read the block). A global `epoch` is bumped by `advance`.
 
 Ownership is a *token*, issued by the kernel: a capability `⟨blk, holder, epoch, gen, nonce⟩`
-or a transfer ticket `⟨blk, epoch, gen, nonce⟩`, with `nonce` drawn from the block's `seq`
-(kernel-private state). The kernel never looks up who owns a block to decide a request: it
-checks the presented token's block, epoch, generation and nonce against its counters, and a
-capability's `holder` field against the authenticated presenter. That at most one holder can
-act on a block is therefore a theorem about every token in circulation
-(`Proofs.Kernel.Invariants`), not a consequence of how the state is stored.
+or a transfer ticket `⟨blk, epoch, gen, nonce⟩`, with `nonce` drawn from the block's `seq`.
+Every field of a token is a public counter, so a holder can write any token it likes: the
+kernel trusts no field. It checks the presented token's block, epoch, generation and nonce
+against its counters, and the *authenticated presenter* against what it stores: a capability
+is accepted only from the block's stored owner (and only if its `holder` field names the
+presenter), a `commit` only from the pending transfer's receiver, an `abort` only from its
+sender or receiver. So only the owner reads, and only a transfer's parties settle it, for every
+token anybody can write (`Proofs.Kernel.Invariants`), with no assumption about which tokens
+holders present.
 
 `step` is total: every request yields the next kernel state, the messages the kernel sends
 and a verdict. Its refusal branches return the state unchanged and send nothing; that this
@@ -32,9 +35,10 @@ wrapper).
 The system state is the kernel, the messages in flight (a list used as a multiset) and every
 holder's knowledge (the tokens it has received). A holder may send a request presenting only
 tokens it knows, may hand any token it knows to any other holder (tokens can leak), and the
-network may deliver any message in flight (in any order), duplicate it or drop it. The kernel
-may `advance` the epoch and `resend` a block's current token on its own. Tokens are symbolic
-values: nobody can forge one, the only tokens are those the kernel issued.
+network may deliver any message in flight (in any order), duplicate it or drop it. A holder
+may also send a request presenting tokens it wrote itself, every field chosen (`SysStep.forge`):
+the system does not assume honest holders. The kernel may `advance` the epoch and `resend` a
+block's current token on its own.
 
 ## Codes
 
@@ -141,10 +145,12 @@ inductive Req where
   | evict (p : Nat) (c : Cap)
   /-- Holder `p` starts a transfer of the block of capability `c` to holder `rcv`. -/
   | begin (p : Nat) (c : Cap) (rcv : Nat)
-  /-- Settle the transfer of ticket `t`: the receiver owns the block. -/
-  | commit (t : Tkt)
-  /-- Settle the transfer of ticket `t`: the sender owns the block again. -/
-  | abort (t : Tkt)
+  /-- Holder `p` settles the transfer of ticket `t`: the receiver owns the block (accepted only
+  from the receiver). -/
+  | commit (p : Nat) (t : Tkt)
+  /-- Holder `p` calls off the transfer of ticket `t`: the sender owns the block again
+  (accepted only from the sender or the receiver). -/
+  | abort (p : Nat) (t : Tkt)
   /-- Holder `p` asks for the free block `b` (reallocation: a new generation). -/
   | alloc (p b : Nat)
   /-- The kernel moves to the next epoch. -/
@@ -191,6 +197,11 @@ inductive Refusal where
   | notPending
   /-- The block is not free. -/
   | notFree
+  /-- The block's stored owner is not the presenter. -/
+  | notOwner
+  /-- The presenter is not a party of the pending transfer (the receiver for `commit`, the
+  sender or the receiver for `abort`). -/
+  | notParty
   deriving DecidableEq, Repr
 
 /-- The kernel's verdict on a request. -/
@@ -243,14 +254,23 @@ noncomputable def tokCheck (k : Kern) (b e g n : Nat) : Except Refusal Blk :=
       else .error .staleGen
     else .error .staleEpoch
 
+/-- Whether a phase is `owned p`. -/
+def Phase.ownedBy (p : Nat) : Phase → Bool
+  | .owned h => Nat.beq h p
+  | _ => false
+
 -- noncomputable: calls `tokCheck`, which has no compiled code here.
-/-- The checks on a capability `c` presented by `p`: a known presenter, the token checks, and
-`p` the holder the capability was issued to. -/
+/-- The checks on a capability `c` presented by `p`: a known presenter, the token checks, `p`
+the holder the capability names, and `p` the block's stored owner (the kernel's own record, not
+the token's claim: every field of a token is public, so the token alone proves nothing). -/
 noncomputable def capCheck (cfg : Config) (k : Kern) (p : Nat) (c : Cap) : Except Refusal Blk :=
   bif Nat.blt p cfg.holders then
     match tokCheck k c.blk c.epoch c.gen c.nonce with
     | .error r => .error r
-    | .ok x => bif Nat.beq c.holder p then .ok x else .error .wrongHolder
+    | .ok x =>
+      bif Nat.beq c.holder p then
+        bif x.phase.ownedBy p then .ok x else .error .notOwner
+      else .error .wrongHolder
   else .error .unknownPresenter
 
 -- noncomputable: compiling it needs `List.get?Internal`, absent from the registry Lean.
@@ -300,11 +320,29 @@ noncomputable def doBegin (cfg : Config) (k : Kern) (p : Nat) (c : Cap) (rcv : N
       else refuse k .bound
     else refuse k .unknownHolder
 
+/-- Whether `p` may settle a transfer from `s` to `r`: commit (`toRcv`) only the receiver; abort
+the sender (withdrawing it) or the receiver (declining it). A bystander holding a leaked ticket
+decides nothing; either party calling the transfer off returns the block to the sender, which
+held it, so no party gains a block it did not hold or was not offered. -/
+def maySettle (p s r : Nat) (toRcv : Bool) : Bool :=
+  cond toRcv (Nat.beq p r) (Nat.beq p s || Nat.beq p r)
+
 -- noncomputable: calls `tktCheck`, which has no compiled code here.
-/-- Settle a pending transfer with ticket `t`: to the receiver (`toRcv`) or back to the sender.
-The new owner gets a new capability. -/
-noncomputable def settle (k : Kern) (t : Tkt) (toRcv : Bool) : Out :=
-  match tktCheck k t with
+/-- The checks on a ticket `t` presented by `p` to settle (`toRcv`: commit, else abort): a known
+presenter, the ticket checks, and `p` a party allowed to settle (`maySettle`). -/
+noncomputable def settleCheck (cfg : Config) (k : Kern) (p : Nat) (t : Tkt) (toRcv : Bool) :
+    Except Refusal (Blk × Nat × Nat) :=
+  bif Nat.blt p cfg.holders then
+    match tktCheck k t with
+    | .error e => .error e
+    | .ok (x, s, r) => bif maySettle p s r toRcv then .ok (x, s, r) else .error .notParty
+  else .error .unknownPresenter
+
+-- noncomputable: calls `settleCheck`, which has no compiled code here.
+/-- Holder `p` settles a pending transfer with ticket `t`: to the receiver (`toRcv`) or back to
+the sender. The new owner gets a new capability. -/
+noncomputable def settle (cfg : Config) (k : Kern) (p : Nat) (t : Tkt) (toRcv : Bool) : Out :=
+  match settleCheck cfg k p t toRcv with
   | .error e => refuse k e
   | .ok (x, s, r) =>
     ⟨k.put t.blk ⟨x.gen, x.seq + 1, .owned (cond toRcv r s)⟩,
@@ -373,8 +411,8 @@ noncomputable def step (cfg : Config) (k : Kern) : Req → Out
   | .read p c => doRead cfg k p c
   | .evict p c => doEvict cfg k p c
   | .begin p c rcv => doBegin cfg k p c rcv
-  | .commit t => settle k t true
-  | .abort t => settle k t false
+  | .commit p t => settle cfg k p t true
+  | .abort p t => settle cfg k p t false
   | .alloc p b => doAlloc cfg k p b
   | .advance => doAdvance cfg k
   | .resend b => doResend k b
@@ -393,7 +431,7 @@ inductive KReach (cfg : Config) : Kern → Prop
 /-- The tokens a request presents. -/
 def Req.toks : Req → List Tok
   | .read _ c | .evict _ c | .begin _ c _ => [.cap c]
-  | .commit t | .abort t => [.tkt t]
+  | .commit _ t | .abort _ t => [.tkt t]
   | .alloc _ _ | .advance | .resend _ => []
 
 /-- The tokens a message carries. -/
@@ -402,11 +440,11 @@ def Msg.toks : Msg → List Tok
   | .grant _ c => [.cap c]
   | .ticket _ t => [.tkt t]
 
-/-- Holder `p` may send request `r`: it names `p` as presenter or requester, or it settles a
-ticket. The kernel's own requests (`advance`, `resend`) are not sent by holders. -/
+/-- Holder `p` may send request `r`: it names `p` as presenter or requester (the network
+authenticates the sender). The kernel's own requests (`advance`, `resend`) are not sent by
+holders. -/
 def Req.sentBy (p : Nat) : Req → Bool
-  | .read q _ | .evict q _ | .begin q _ _ | .alloc q _ => Nat.beq q p
-  | .commit _ | .abort _ => true
+  | .read q _ | .evict q _ | .begin q _ _ | .alloc q _ | .commit q _ | .abort q _ => Nat.beq q p
   | .advance | .resend _ => false
 
 /-- The kernel's own requests. -/
@@ -445,13 +483,17 @@ noncomputable def Sys.receive (cfg : Config) (S : Sys) : Msg → Sys
   | .grant q c => { S with know := learn S.know q (.cap c) }
   | .ticket q t => { S with know := learn S.know q (.tkt t) }
 
-/-- One step of the system. Holders only present tokens they know; tokens are never forged
-(the only ones are those the kernel issued). The network may deliver any message in flight,
-in any order, duplicate it or drop it; a holder may hand any token it knows to anyone. -/
+/-- One step of the system. A holder presents tokens it knows (`send`) or tokens it wrote
+itself (`forge`, every field chosen); it may hand any token it knows to anyone (tokens leak).
+The network may deliver any message in flight, in any order, duplicate it or drop it. -/
 inductive SysStep (cfg : Config) : Sys → Sys → Prop
   /-- Holder `p` sends request `r`, presenting only tokens it knows. -/
   | send {S : Sys} (p : Nat) (r : Req) : p < cfg.holders → r.sentBy p = true →
       (∀ τ ∈ r.toks, τ ∈ S.know p) → SysStep cfg S { S with net := .req r :: S.net }
+  /-- Holder `p` sends request `r` presenting tokens it wrote itself (a forgery: any fields);
+  the network authenticates only the sender. -/
+  | forge {S : Sys} (p : Nat) (r : Req) : p < cfg.holders → r.sentBy p = true →
+      SysStep cfg S { S with net := .req r :: S.net }
   /-- Holder `p` hands a token it knows to holder `q` (tokens may leak). -/
   | share {S : Sys} (p q : Nat) (τ : Tok) : q < cfg.holders → τ ∈ S.know p →
       SysStep cfg S { S with know := learn S.know q τ }
@@ -517,6 +559,9 @@ inductive Act where
   | advance
   /-- The kernel resends block `b`'s current token. -/
   | resend (b : Nat)
+  /-- Holder `p` sends `read` presenting a capability `⟨b, h, e, g, n⟩` it wrote itself (a
+  forgery: every field is a public counter; `SysStep.forge`). -/
+  | forge (p b h e g n : Nat)
 
 -- noncomputable: compiling it needs `instBEqOfDecidableEq`, absent from the registry Lean.
 /-- Holder `p` sends `r` if it may (`none` otherwise). -/
@@ -545,10 +590,10 @@ noncomputable def runAct (cfg : Config) (S : Sys) : Act → Option (Sys × Nat)
     | some (.cap c) => trySend cfg S p (.begin p c r)
     | _ => none
   | .commit p j => match (S.know p)[j]? with
-    | some (.tkt t) => trySend cfg S p (.commit t)
+    | some (.tkt t) => trySend cfg S p (.commit p t)
     | _ => none
   | .abort p j => match (S.know p)[j]? with
-    | some (.tkt t) => trySend cfg S p (.abort t)
+    | some (.tkt t) => trySend cfg S p (.abort p t)
     | _ => none
   | .alloc p b => trySend cfg S p (.alloc p b)
   | .share p j q => match (S.know p)[j]? with
@@ -570,6 +615,10 @@ noncomputable def runAct (cfg : Config) (S : Sys) : Act → Option (Sys × Nat)
     | none => none
   | .advance => some (S.exec cfg .advance, refusedCount cfg S.kern .advance)
   | .resend b => some (S.exec cfg (.resend b), refusedCount cfg S.kern (.resend b))
+  | .forge p b h e g n =>
+    bif Nat.blt p cfg.holders then
+      some ({ S with net := .req (.read p ⟨b, h, e, g, n⟩) :: S.net }, 0)
+    else none
 
 -- noncomputable: calls `runAct`, which has no compiled code here.
 /-- Play a list of actions from `S`, adding up refusals to `n`. -/
@@ -595,8 +644,8 @@ def Req.flat : Req → List Nat
   | .read p c => 10 :: p :: c.flat
   | .evict p c => 11 :: p :: c.flat
   | .begin p c r => 12 :: p :: r :: c.flat
-  | .commit t => 13 :: t.flat
-  | .abort t => 14 :: t.flat
+  | .commit p t => 13 :: p :: t.flat
+  | .abort p t => 14 :: p :: t.flat
   | .alloc p b => [15, p, b]
   | .advance => [16]
   | .resend b => [17, b]
@@ -656,6 +705,8 @@ def Refusal.code : Refusal → Nat
   | .bound => 10
   | .notPending => 11
   | .notFree => 12
+  | .notOwner => 13
+  | .notParty => 14
 
 /-- The answer digit of an outcome: the refusal's code, or 15 when accepted. -/
 def Out.digit (o : Out) : Nat :=

@@ -18,13 +18,15 @@ module computes them with its own code).
 * Alphabet, grouped by token identity: for every block ``0..blocks``, epoch, generation and
   nonce ``0..max_seq-1`` (last fastest): for every holder field ``h`` and presenter ``p`` in
   ``0..holders``: read, evict, begin to ``0..holders`` with capability ``(b, h, e, g, n)``;
-  then commit and abort of ticket ``(b, e, g, n)``. After the groups: ``alloc(p, b)`` for
+  then for every presenter ``p`` in ``0..holders``: commit and abort of ticket
+  ``(b, e, g, n)`` by ``p``. After the groups: ``alloc(p, b)`` for
   ``p`` in ``0..holders`` and ``b`` in ``0..blocks``; advance; ``resend(b)`` for ``b`` in
   ``0..blocks``. A row's answer number has request ``i``'s digit at ``16**i``.
 * Candidates of a state (the only requests it can accept): advance; then per block ``b`` in
-  order: for each holder ``p``: read, evict, begin to every holder, all with the capability
-  ``(b, p, epoch, gen, seq - 1)``; commit, abort with ticket ``(b, epoch, gen, seq - 1)``;
-  resend ``b``; ``alloc(p, b)`` for every holder ``p``.
+  order: for each holder ``p``: read and evict with the capability
+  ``(b, p, epoch, gen, seq - 1)``, commit and abort with the ticket ``(b, epoch, gen, seq - 1)``,
+  begin to every holder with the capability; then resend ``b``; ``alloc(p, b)`` for every
+  holder ``p``.
 """
 
 from __future__ import annotations
@@ -146,8 +148,9 @@ def alphabet(dom: Domain) -> list[Request]:
                             out.append(Request("evict", p, cap))
                             out.extend(Request("begin", p, cap, r) for r in hs)
                     t = Ticket(b, e, g, n)
-                    out.append(Request("commit", token=t))
-                    out.append(Request("abort", token=t))
+                    for p in hs:
+                        out.append(Request("commit", p, t))
+                        out.append(Request("abort", p, t))
     for p in hs:
         for b in range(dom.blocks + 1):
             out.append(Request("alloc", p, arg=b))
@@ -160,14 +163,14 @@ def candidates(dom: Domain, st: KState) -> list[Request]:
     """The requests a state could accept, in the documented order."""
     out = [Request("advance")]
     for b, s in enumerate(st.slots):
+        t = Ticket(b, st.epoch, s.gen, max(s.seq - 1, 0))
         for p in range(dom.holders):
             cap = Cap(b, p, st.epoch, s.gen, max(s.seq - 1, 0))
             out.append(Request("read", p, cap))
             out.append(Request("evict", p, cap))
+            out.append(Request("commit", p, t))
+            out.append(Request("abort", p, t))
             out.extend(Request("begin", p, cap, r) for r in range(dom.holders))
-        t = Ticket(b, st.epoch, s.gen, max(s.seq - 1, 0))
-        out.append(Request("commit", token=t))
-        out.append(Request("abort", token=t))
         out.append(Request("resend", arg=b))
         out.extend(Request("alloc", p, arg=b) for p in range(dom.holders))
     return out

@@ -19,7 +19,9 @@ generation) and its phase: ``free``, ``owned(h)`` or ``escrow(s, r)`` (a transfe
 Tokens: a *capability* ``(blk, holder, epoch, gen, nonce)`` and a *ticket*
 ``(blk, epoch, gen, nonce)``. The kernel issues each token with ``nonce = seq`` and then adds
 one to ``seq``; a token is *current* for its block when its epoch, generation and nonce are the
-block's ``epoch``, ``gen`` and ``seq - 1``.
+block's ``epoch``, ``gen`` and ``seq - 1``. Every field is a public counter: a holder can write
+any token, so the kernel trusts no field and checks the authenticated presenter against what it
+stores (the block's owner, the pending transfer's parties).
 
 Requests and their checks, in this order (the first failing check is the refusal):
 
@@ -27,15 +29,18 @@ Requests and their checks, in this order (the first failing check is the refusal
   ``p`` not a holder -> ``unknownPresenter``; block ``c.blk`` unknown -> ``unknownBlock``;
   ``c.epoch`` not the epoch -> ``staleEpoch``; ``c.gen`` not the block's -> ``staleGen``;
   block free -> ``notOwned``; block in escrow -> ``inEscrow``; ``c.nonce + 1 != seq`` ->
-  ``revoked``; ``c.holder != p`` -> ``wrongHolder``.
+  ``revoked``; ``c.holder != p`` -> ``wrongHolder``; the block's stored owner is not ``p``
+  -> ``notOwner``.
   Then ``read`` changes nothing; ``evict`` frees the block; ``begin`` checks ``r`` not a holder
   -> ``unknownHolder``, ``r == p`` -> ``selfTransfer``, ``seq + 2 > max_seq`` -> ``bound``, and
   otherwise puts the block in ``escrow(p, r)`` and issues one ticket, sent to ``p`` and to
   ``r``.
-* ``commit(t)``, ``abort(t)`` (ticket ``t``, anyone may present it): unknown block ->
-  ``unknownBlock``; ``staleEpoch``; ``staleGen``; block not in escrow, or ``t.nonce + 1 != seq``
-  -> ``notPending``; otherwise the block is ``owned`` by the escrow's receiver (commit) or
-  sender (abort), and a new capability is issued to that holder.
+* ``commit(p, t)``, ``abort(p, t)`` (ticket ``t`` presented by ``p``): ``p`` not a holder ->
+  ``unknownPresenter``; unknown block -> ``unknownBlock``; ``staleEpoch``; ``staleGen``; block
+  not in escrow, or ``t.nonce + 1 != seq`` -> ``notPending``; ``p`` not the escrow's receiver
+  (commit), or neither its sender nor its receiver (abort) -> ``notParty``; otherwise the block
+  is ``owned`` by the escrow's receiver (commit) or sender (abort), and a new capability is
+  issued to that holder.
 * ``alloc(p, b)``: ``p`` not a holder -> ``unknownPresenter``; unknown block -> ``unknownBlock``;
   block not free -> ``notFree``; ``gen >= max_gen`` -> ``bound``; otherwise ``gen + 1``, seq
   restarts, the block is owned by ``p`` and a capability is issued to ``p``.
@@ -71,6 +76,8 @@ REFUSALS: tuple[str, ...] = (
     "bound",
     "notPending",
     "notFree",
+    "notOwner",
+    "notParty",
 )
 
 REQUEST_KINDS: tuple[str, ...] = (
@@ -136,7 +143,8 @@ class KState(NamedTuple):
 
 
 class Request(NamedTuple):
-    """A request. ``who`` is the presenter (read/evict/begin) or requester (alloc), else 0;
+    """A request. ``who`` is the presenter (read/evict/begin/commit/abort) or requester
+    (alloc), else 0;
     ``token`` a :class:`Cap` or :class:`Ticket` or None; ``arg`` the receiver (begin) or block
     (alloc, resend), else 0."""
 
@@ -211,6 +219,8 @@ def _cap_refusal(dom: Domain, st: KState, p: int, cap: Cap) -> str | None:
         return "revoked"
     if cap.holder != p:
         return "wrongHolder"
+    if slot.phase != ("owned", p):
+        return "notOwner"
     return None
 
 
@@ -250,6 +260,8 @@ def step(dom: Domain, st: KState, req: Request) -> Outcome:
         tk = req.token
         if not isinstance(tk, Ticket):
             raise KernelRefError(f"{kind} needs a ticket, got {tk!r}")
+        if req.who >= dom.holders:
+            return no("unknownPresenter")
         bad = _token_freshness(st, tk)
         if bad:
             return no(bad)
@@ -257,6 +269,9 @@ def step(dom: Domain, st: KState, req: Request) -> Outcome:
         if slot.phase[0] != "escrow" or tk.nonce + 1 != slot.seq:
             return no("notPending")
         _, sender, receiver = slot.phase
+        parties = (receiver,) if kind == "commit" else (sender, receiver)
+        if req.who not in parties:
+            return no("notParty")
         h = int(receiver if kind == "commit" else sender)
         nxt = _with_slot(st, tk.blk, Slot(slot.gen, slot.seq + 1, ("owned", h)))
         return Outcome(nxt, (_grant(h, Cap(tk.blk, h, st.epoch, slot.gen, slot.seq)),), None)

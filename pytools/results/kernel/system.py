@@ -10,7 +10,9 @@ An independent transcription, in Python, of the system of ``Proofs/Kernel/Model.
 * the network delivers, duplicates or drops the ``i``-th message in flight; the kernel decides
   a delivered request (its messages go in front of the network), a delivered grant or ticket
   is learnt by its addressee;
-* the kernel's own ``advance`` and ``resend`` act at once.
+* the kernel's own ``advance`` and ``resend`` act at once;
+* ``forge p b h e g n``: holder ``p`` sends ``read`` presenting the capability
+  ``(b, h, e, g, n)`` it wrote itself (known to it or not: every field is public).
 
 An impossible action (no such token or message, a token of the wrong kind, a holder out of
 range) makes the whole workflow impossible (``None``), as in Lean.
@@ -47,7 +49,8 @@ REQ_TAG = {"read": 10, "evict": 11, "begin": 12, "commit": 13, "abort": 14, "all
 
 #: Arity of every action kind (after the kind).
 ACT_ARITY = {"read": 2, "evict": 2, "begin": 3, "commit": 2, "abort": 2, "alloc": 2,
-             "share": 3, "deliver": 1, "dup": 1, "drop": 1, "advance": 0, "resend": 1}
+             "share": 3, "deliver": 1, "dup": 1, "drop": 1, "advance": 0, "resend": 1,
+             "forge": 6}
 
 
 @dataclass(frozen=True)
@@ -114,10 +117,15 @@ def run_action(dom: Domain, st: SysState, act: list[int | str],
         want = Cap if kind in ("read", "evict", "begin") else Ticket
         if not isinstance(tok, want):
             return None
-        who = p if want is Cap else 0
-        req = _request(kind, who, tok, args[2] if kind == "begin" else 0)
+        req = _request(kind, p, tok, args[2] if kind == "begin" else 0)
         nxt = _send(dom, st, p, req)
         return None if nxt is None else (nxt, 0)
+    if kind == "forge":
+        p = args[0]
+        if not 0 <= p < dom.holders:
+            return None
+        forged = _request("read", p, Cap(*args[1:]))
+        return SysState(st.kern, (Message("req", 0, forged), *st.net), st.know), 0
     if kind == "alloc":
         nxt = _send(dom, st, args[0], _request("alloc", args[0], None, args[1]))
         return None if nxt is None else (nxt, 0)
@@ -171,7 +179,7 @@ def _req_flat(req: Request) -> list[int]:
     if req.kind == "begin":
         return [tag, req.who, req.arg, *tok]
     if req.kind in ("commit", "abort"):
-        return [tag, *tok]
+        return [tag, req.who, *tok]
     if req.kind == "alloc":
         return [tag, req.who, req.arg]
     if req.kind == "advance":

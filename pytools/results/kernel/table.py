@@ -4,9 +4,9 @@ answer to every request of the domain's alphabet, written into ``Proofs/Kernel/T
 and so proves that the listed states are exactly the reachable ones and that Lean's ``step``
 agrees with the reference on every case.
 
-Row layout (the one ``Check.lean`` documents): the state's code; per token group (the 98
+Row layout (the one ``Check.lean`` documents): the state's code; per token group (the 104
 requests presenting one token identity, in alphabet order) the index, in a dictionary of digit
-strings, of the reference's digits for the group (hex digit ``i`` for group ``i``); the digits
+strings, of the reference's digits for the group (base-32 digit ``i`` for group ``i``); the digits
 of the requests after the groups; per candidate the outcome code (0 refused, else
 ``1 + outcome_code``); a parent state's code and the index of the parent's candidate that
 leads here (the first discovery in breadth-first order; every state-changing request raises
@@ -46,8 +46,9 @@ TEMPLATES = Path(__file__).with_name("templates")
 #: twice, each transfer settled, per epoch and generation).
 TABLE_DOMAIN = Domain(holders=3, blocks=1, max_epoch=3, max_gen=3, max_seq=5)
 
-#: A row's group indices are hex digits: at most 16 distinct group digit strings.
-_MAX_DICTIONARY = 16
+#: A row's group indices are base-32 digits: at most 32 distinct group digit strings.
+_GROUP_RADIX = 32
+_MAX_DICTIONARY = _GROUP_RADIX
 
 #: Rows per chunk theorem. One theorem over the whole table ran the registry Lean out of
 #: memory (the kernel keeps every intermediate result of one declaration; measured: the
@@ -135,7 +136,7 @@ def build_table(dom: Domain = TABLE_DOMAIN, step_fn: StepFn | None = None) -> Ta
 @functools.cache
 def _build_table(dom: Domain, step_fn: StepFn) -> Table:
     alpha = alphabet(dom)
-    group_len = (dom.holders + 1) ** 2 * (dom.holders + 3) + 2
+    group_len = (dom.holders + 1) ** 2 * (dom.holders + 3) + 2 * (dom.holders + 1)
     n_groups = (dom.blocks + 1) * (dom.max_epoch + 1) * (dom.max_gen + 1) * dom.max_seq
     if n_groups * group_len > len(alpha):
         raise KernelRefError(f"alphabet of {dom} shorter than its groups")
@@ -151,10 +152,10 @@ def _build_table(dom: Domain, step_fn: StepFn) -> Table:
         for g in reversed(range(n_groups)):
             entry = _digits(digits[g * group_len:(g + 1) * group_len])
             idx = dictionary.setdefault(entry, len(dictionary))
-            groups = groups * 16 + idx
+            groups = groups * _GROUP_RADIX + idx
         if len(dictionary) > _MAX_DICTIONARY:
             raise KernelRefError(f"{dom}: more than {_MAX_DICTIONARY} distinct group digit "
-                                 "strings; the row layout holds one hex digit per group")
+                                 "strings; the row layout holds one base-32 digit per group")
         others = _digits(digits[n_groups * group_len:])
         outs = []
         for req in candidates(dom, st):

@@ -23,7 +23,7 @@ WORKFLOWS_JSON = Path("pytools/results/kernel/workflows.json")
 
 #: The families a workflow may belong to.
 FAMILIES: tuple[str, ...] = (
-    "commit", "abort", "evict-and-reallocate", "duplicate", "reorder", "drop", "stale",
+    "commit", "abort", "evict-and-reallocate", "duplicate", "reorder", "drop", "stale", "forge",
 )
 
 #: The Lean namespace of the generated bench and its theorem on the initial state's code.

@@ -75,7 +75,7 @@ def lean_request(req: Request) -> str:
         return f".begin {req.who} {_tok(req.token)} {req.arg}"
     if req.kind in ("commit", "abort"):
         assert isinstance(req.token, Ticket)
-        return f".{req.kind} {_tok(req.token)}"
+        return f".{req.kind} {req.who} {_tok(req.token)}"
     if req.kind == "alloc":
         return f".alloc {req.who} {req.arg}"
     if req.kind == "advance":
