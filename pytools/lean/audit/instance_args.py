@@ -64,92 +64,61 @@ def _spine(e: Expr) -> tuple[Expr, list[Expr]]:
     return e, args
 
 
-def _instantiate(e: Expr, prefix: list[Expr]) -> Expr:
-    """``e`` (a parameter type, under the ``len(prefix)`` parameters before it) with those
-    parameters replaced by the arguments given for them. Loose variables of the arguments
-    are not lifted: the result is only read for its constants and its head."""
+def _rewrite(e: Expr, at_bvar: Callable[[int, int], Expr]) -> Expr:
+    """``e`` with each bound variable ``#j`` found under ``depth`` binders of ``e`` replaced
+    by ``at_bvar(j, depth)`` (shared subterms rewritten once per depth)."""
     memo: dict[tuple[int, int], Expr] = {}
 
     def go(x: Expr, depth: int) -> Expr:
         key = (id(x), depth)
         hit = memo.get(key)
-        if hit is not None:
-            return hit
-        k = x.kind
-        if k == "bvar":
-            j = x.args[0] - depth
-            r = prefix[len(prefix) - 1 - j] if 0 <= j < len(prefix) else x
-        elif k == "app":
-            r = Expr("app", (go(x.args[0], depth), go(x.args[1], depth)))
-        elif k in ("lam", "forallE"):
-            r = Expr(k, (x.args[0], go(x.args[1], depth), go(x.args[2], depth + 1), x.args[3]))
-        elif k == "letE":
-            r = Expr(k, (x.args[0], go(x.args[1], depth), go(x.args[2], depth),
-                         go(x.args[3], depth + 1), x.args[4]))
-        elif k == "mdata":
-            r = go(x.args[0], depth)
-        elif k == "proj":
-            r = Expr(k, (x.args[0], x.args[1], go(x.args[2], depth)))
-        else:
-            r = x
-        memo[key] = r
-        return r
+        if hit is None:
+            if x.kind == "bvar":
+                hit = at_bvar(x.args[0], depth)
+            elif x.kind in ("app", "lam", "forallE", "letE", "mdata", "proj"):
+                hit = _map(x, go, depth)
+            else:
+                hit = x
+            memo[key] = hit
+        return hit
 
-    return go(e, 0) if prefix else e
+    return go(e, 0)
+
+
+def _instantiate(e: Expr, prefix: list[Expr]) -> Expr:
+    """``e`` (a parameter type, under the ``len(prefix)`` parameters before it) with those
+    parameters replaced by the arguments given for them. Loose variables of the arguments
+    are not lifted: the result is only read for its constants and its head."""
+    if not prefix:
+        return e
+
+    def at(j: int, depth: int) -> Expr:
+        i = j - depth
+        return prefix[len(prefix) - 1 - i] if 0 <= i < len(prefix) else Expr("bvar", (j,))
+
+    return _rewrite(e, at)
 
 
 def _lift(e: Expr, by: int) -> Expr:
     """``e`` with its loose bound variables shifted by ``by`` (it moves under binders)."""
     if by == 0:
         return e
-    memo: dict[tuple[int, int], Expr] = {}
-
-    def go(x: Expr, depth: int) -> Expr:
-        key = (id(x), depth)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        k = x.kind
-        if k == "bvar":
-            r = Expr("bvar", (x.args[0] + by,)) if x.args[0] >= depth else x
-        elif k in ("app", "lam", "forallE", "letE", "mdata", "proj"):
-            r = _map(x, go, depth)
-        else:
-            r = x
-        memo[key] = r
-        return r
-
-    return go(e, 0)
+    return _rewrite(e, lambda j, depth: Expr("bvar", (j + by if j >= depth else j,)))
 
 
 def _subst(body: Expr, vals: list[Expr]) -> Expr:
     """``body`` (under ``len(vals)`` binders, the first binder outermost) with its bound
     variables replaced by ``vals``: beta and zeta reduction, lifting as it goes."""
     n = len(vals)
-    memo: dict[tuple[int, int], Expr] = {}
 
-    def go(x: Expr, depth: int) -> Expr:
-        key = (id(x), depth)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        k = x.kind
-        if k == "bvar":
-            j = x.args[0]
-            if j < depth:
-                r = x
-            elif j < depth + n:
-                r = _lift(vals[n - 1 - (j - depth)], depth)
-            else:
-                r = Expr("bvar", (j - n,))
-        elif k in ("app", "lam", "forallE", "letE", "mdata", "proj"):
-            r = _map(x, go, depth)
-        else:
-            r = x
-        memo[key] = r
-        return r
+    def at(j: int, depth: int) -> Expr:
+        if j < depth:
+            return Expr("bvar", (j,))
+        if j < depth + n:
+            return _lift(vals[n - 1 - (j - depth)], depth)
+        return Expr("bvar", (j - n,))
 
-    return go(body, 0)
+    return _rewrite(body, at)
 
 
 def _map(x: Expr, go: Callable[[Expr, int], Expr], depth: int) -> Expr:

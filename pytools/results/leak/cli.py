@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -124,18 +124,9 @@ def run_cmd(root: Path, engine: str, out: Path | None, python: str | None, here:
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     except EngineUnavailable as exc:
-        if here:
-            raise click.ClickException(str(exc)) from None
-        other = engines_python(root, python)
-        if not other.is_file():
-            raise click.ClickException(
-                f"{exc}; no engines interpreter at {other} (run `bash .ci/engines/install.sh` "
-                f"or pass --python / ${ENGINES_PYTHON_ENV})") from None
-        click.echo(f"{engine} is not importable here; running with {other}", err=True)
-        env = {**os.environ, "PYTHONPATH": str(root)}
-        cmd = [str(other), "-m", "pytools.leak", "--root", str(root), "run", "--engine", engine,
-               "--out", str(path.resolve()), "--block-size", str(block_size), "--here"]
-        sys.exit(subprocess.run(cmd, cwd=root, env=env).returncode)
+        _rerun_with_engines(root, python, engine, exc, here,
+                            ["run", "--engine", engine, "--out", str(path.resolve()),
+                             "--block-size", str(block_size), "--here"])
     start = time.monotonic()
     doc = build_evidence(adapter)
     problems = recheck(doc)
@@ -147,6 +138,23 @@ def run_cmd(root: Path, engine: str, out: Path | None, python: str | None, here:
                f"prompts and {len(doc['runs']['bound']['counts']['own_hit_tokens_unsalted'])} "
                f"pairs in {time.monotonic() - start:.1f} s (not a figure); reference model "
                f"agrees; wrote {path}")
+
+
+def _rerun_with_engines(root: Path, python: str | None, engine: str,
+                        exc: EngineUnavailable, here: bool, args: list[str]) -> NoReturn:
+    """The engine is not importable by this interpreter: run ``pytools.leak ARGS`` with the
+    engines' own (``--here`` forbids it), and exit with its status."""
+    if here:
+        raise click.ClickException(str(exc)) from None
+    other = engines_python(root, python)
+    if not other.is_file():
+        raise click.ClickException(
+            f"{exc}; no engines interpreter at {other} (run `bash .ci/engines/install.sh` "
+            f"or pass --python / ${ENGINES_PYTHON_ENV})") from None
+    click.echo(f"{engine} is not importable here; running with {other}", err=True)
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    cmd = [str(other), "-m", "pytools.leak", "--root", str(root), *args]
+    sys.exit(subprocess.run(cmd, cwd=root, env=env).returncode)
 
 
 @main.command("probe")
@@ -165,18 +173,8 @@ def probe_cmd(root: Path, engine: str, out: Path | None, python: str | None, her
     try:
         doc = build_probe_evidence(engine)
     except EngineUnavailable as exc:
-        if here:
-            raise click.ClickException(str(exc)) from None
-        other = engines_python(root, python)
-        if not other.is_file():
-            raise click.ClickException(
-                f"{exc}; no engines interpreter at {other} (run `bash .ci/engines/install.sh` "
-                f"or pass --python / ${ENGINES_PYTHON_ENV})") from None
-        click.echo(f"{engine} is not importable here; running with {other}", err=True)
-        env = {**os.environ, "PYTHONPATH": str(root)}
-        cmd = [str(other), "-m", "pytools.leak", "--root", str(root), "probe", "--engine",
-               engine, "--out", str(path.resolve()), "--here"]
-        sys.exit(subprocess.run(cmd, cwd=root, env=env).returncode)
+        _rerun_with_engines(root, python, engine, exc, here,
+                            ["probe", "--engine", engine, "--out", str(path.resolve()), "--here"])
     figures, problems = probe_recheck(doc)
     if problems:
         raise click.ClickException(f"{engine}: " + "; ".join(problems))
