@@ -38,6 +38,7 @@ from pytools.publish.codes import table_for_page
 from pytools.publish.keys import load_trusted_keys, parse_public_keys
 from pytools.publish.manifest import manifest_from_bytes
 from pytools.publish.site.display import (
+    FOLD_CHARS,
     FOLD_ROWS,
     LONG_STATEMENT,
     WIDE_COLUMNS,
@@ -240,7 +241,8 @@ def test_the_intro_counts_and_names_the_results_shown(tmp_path: Path) -> None:
 
 def test_figure_values_are_shown_compactly(tmp_path: Path) -> None:
     """Lists of numbers on one line, an object as its pairs, records as a table (each record
-    its own list of pairs past WIDE_COLUMNS columns), long tables folded past FOLD_ROWS."""
+    its own list of pairs past WIDE_COLUMNS columns), long tables folded past FOLD_ROWS rows
+    or (an object) FOLD_CHARS characters."""
     assert display_value([720, 704, 0]).text == "[720, 704, 0]"
     pairs = display_value({"b": {"x": 1}, "a": True})
     assert pairs.pairs and pairs.rows == (("a", "true"), ("b", '{"x": 1}'))
@@ -248,6 +250,10 @@ def test_figure_values_are_shown_compactly(tmp_path: Path) -> None:
     assert narrow.columns == ("k", "v") and not narrow.wide and not narrow.folded
     wide = display_value([{f"c{i}": i for i in range(WIDE_COLUMNS + 1)}] * (FOLD_ROWS + 1))
     assert wide.wide and wide.folded
+    # an object of few keys whose nested values are long is folded too (it filled a screen)
+    assert not pairs.folded
+    long = display_value({"vllm": {"trials": list(range(FOLD_CHARS))}, "sglang": 1})
+    assert long.pairs and long.folded
 
 
 def test_workflow_terms_are_folded_with_their_steps(tmp_path: Path) -> None:

@@ -19,6 +19,9 @@ MAX_TABLE_ROWS = 24
 #: A table figure with more rows than this is folded behind a summary (a sweep of two dozen
 #: rows would otherwise be the tallest thing in its section; the plot above shows its shape).
 FOLD_ROWS = 8
+#: An object figure whose keys and values run to more characters than this is folded too:
+#: a few nested records (an engine's prime-and-probe counts) fill a screen when open.
+FOLD_CHARS = 200
 #: A table of records with more columns than this shows each record as its own list of
 #: key/value pairs: nine columns squeezed into a figure's cell break every number mid-digit.
 WIDE_COLUMNS = 5
@@ -95,8 +98,11 @@ class Display:
 
     @property
     def folded(self) -> bool:
-        """Too many rows to show open: the page folds the table behind a summary."""
-        return len(self.rows) + self.more_rows > FOLD_ROWS
+        """Too many rows, or an object too long, to show open: the page folds the table
+        behind a summary."""
+        if len(self.rows) + self.more_rows > FOLD_ROWS:
+            return True
+        return self.pairs and sum(len(k) + len(v) for k, v in self.rows) > FOLD_CHARS
 
     @property
     def wide(self) -> bool:
