@@ -503,3 +503,62 @@ def test_certificate_prints_instances_that_are_not_cores(meaning: AuditReport) -
     }
     for thm, text in expect.items():
         assert by_name[f"Meaning.{thm}"].statement == text, thm
+
+
+def test_a_projection_of_an_opaque_is_not_read_as_a_constructor() -> None:
+    """Built by hand (no Lean source reaches it directly): ``(op 0 0 (fun x : Nat => True)).1
+    ⟨…⟩`` with ``opaque op : Nat → Nat → (Nat → Prop) → (LE Nat → Prop) × Nat``. Read as a
+    constructor (the first reading did: its type concludes in a structure with fewer
+    arguments than it has parameters), the projection picked ``fun x : Nat => True`` as the
+    field and the written-in order went unjudged; an opaque's fields are unknown, so the
+    statement is refused as unreadable."""
+    from pytools.lean.audit.instance_args import InstanceArgs
+    from pytools.lean.olean import Expr, Level
+
+    zero = Level("zero", ())
+    one = Level("succ", (zero,))
+
+    def c(name: str) -> Expr:
+        return Expr("const", (name, ()))
+
+    def app(f: Expr, *args: Expr) -> Expr:
+        for a in args:
+            f = Expr("app", (f, a))
+        return f
+
+    def arrow(a: Expr, b: Expr) -> Expr:
+        return Expr("forallE", ("x", a, b, "default"))
+
+    nat, prop = c("Nat"), Expr("sort", (zero,))
+    le_nat = app(c("LE"), nat)
+    pair = app(c("Prod"), arrow(le_nat, prop), nat)
+    types = {
+        "op": arrow(nat, arrow(nat, arrow(arrow(nat, prop), pair))),
+        "LE.mk": arrow(arrow(nat, arrow(nat, prop)), le_nat),
+        "Nat": Expr("sort", (one,)), "LE": arrow(Expr("sort", (one,)), Expr("sort", (one,))),
+        "Prod": arrow(Expr("sort", (one,)), arrow(Expr("sort", (one,)), Expr("sort", (one,)))),
+        "True": prop,
+    }
+    kinds = {"op": "opaque", "LE.mk": "constructor"}
+
+    def class_head(ty: Expr, module: str) -> str | None:
+        while ty.kind == "forallE":
+            ty = ty.args[2]
+        while ty.kind == "app":
+            ty = ty.args[0]
+        return "LE" if ty.kind == "const" and ty.args[0] == "LE" else None
+
+    reader = InstanceArgs(
+        resolve=lambda name, module: ("Lib" if name == "op" else "Init", name),
+        type_of=lambda key: types[key[1]], value_of=lambda key: None,
+        kind_of=lambda key: kinds.get(key[1], "inductive"),
+        is_library=lambda key: key[0] == "Lib", library_type=lambda key: key[0] == "Lib",
+        class_head=class_head, is_prop_class=lambda name: False,
+        core_instances=frozenset())
+    lit = Expr("lit", ("nat", 0))
+    field = Expr("lam", ("x", nat, c("True"), "default"))
+    order = app(c("LE.mk"), Expr("lam", ("a", nat, Expr("lam", ("b", nat, c("True"),
+                                                                    "default")), "default")))
+    term = app(Expr("proj", ("Prod", 0, app(c("op"), lit, lit, field))), order)
+    uses = reader.uses(term, "t", "M", "statement", set())
+    assert [u.class_name for u in uses] == ["?"], uses

@@ -162,6 +162,7 @@ class InstanceArgs:
 
     ``resolve(name, module)``: the declaration a name denotes where ``module`` mentions it;
     ``type_of(key)``: its type; ``value_of(key)``: a definition's value (else None);
+    ``kind_of(key)``: its kind (``constructor``, ``definition``...);
     ``is_library(key)``: declared by the library; ``library_type(key)``: stands for
     something of the library once library definitions are unfolded; ``class_head(type,
     module)``: the class a type is an instance of, or None; ``is_prop_class(name)``: a class
@@ -172,13 +173,14 @@ class InstanceArgs:
     FUEL = 64
 
     def __init__(self, resolve: Callable[[str, str], Key], type_of: Callable[[Key], Expr],
-                 value_of: Callable[[Key], Expr | None],
+                 value_of: Callable[[Key], Expr | None], kind_of: Callable[[Key], str],
                  is_library: Callable[[Key], bool], library_type: Callable[[Key], bool],
                  class_head: Callable[[Expr, str], str | None],
                  is_prop_class: Callable[[str], bool], core_instances: frozenset[str]):
         self.resolve = resolve
         self.type_of = type_of
         self.value_of = value_of
+        self.kind_of = kind_of
         self.is_library = is_library
         self.library_type = library_type
         self.class_head = class_head
@@ -243,9 +245,11 @@ class InstanceArgs:
     def _ctor_params(self, key: Key) -> int | None:
         """How many parameters constructor ``key`` takes before its fields (the arguments
         of the type it builds), or None if ``key`` is no constructor."""
+        if self.kind_of(key) != "constructor":
+            return None  # an axiom or opaque of a structure type is no constructor
         _, arity, result = self._class_params(key)
         head, args = _spine(result)
-        if head.kind != "const" or self.value_of(key) is not None:
+        if head.kind != "const":
             return None
         return len(args) if len(args) <= arity else None
 

@@ -401,15 +401,19 @@ class _Auditor:
             ci = self.info(key)
             return self.views[key[0]].module.expr(ci.type_ptr)
 
+        def kind_of(key: Key) -> str:
+            ci = self.info(key)
+            return self.views[key[0]].real_kinds.get(key[1], ci.kind)
+
         def value_of(key: Key) -> Expr | None:
             ci = self.info(key)
-            kind = self.views[key[0]].real_kinds.get(key[1], ci.kind)
-            if kind != "definition" or ci.value_ptr is None:
+            if kind_of(key) != "definition" or ci.value_ptr is None:
                 return None
             return self.views[key[0]].module.expr(ci.value_ptr)
 
         return InstanceArgs(
-            self.resolve_key, type_of, value_of, lambda key: key[0] in self.project_set,
+            self.resolve_key, type_of, value_of, kind_of,
+            lambda key: key[0] in self.project_set,
             self.library_type, self.class_head, self.is_prop_class,
             frozenset(self.lib.instances))
 
