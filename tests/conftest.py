@@ -45,6 +45,19 @@ def engines_py(repo_root: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def served_py(repo_root: Path) -> Path:
+    """The served engine's interpreter (vLLM's CPU build, ``.ci/served``); engines-marked tests
+    that need it skip without one (in CI run.sh fails first when its install fails)."""
+    from pytools.results.leak.served_run import served_python
+
+    py = served_python(repo_root)
+    if not py.is_file():
+        pytest.skip(f"no served-engine venv at {py}: run `bash .ci/served/install.sh` "
+                    "(or set $PYTOOLS_SERVED_PYTHON)")
+    return py
+
+
+@pytest.fixture(scope="session")
 def real_toolchain():
     """A real Lean (native or the registry build); Lean-marked tests skip without one."""
     from pytools.lean.toolchain import ToolchainError, find_toolchain

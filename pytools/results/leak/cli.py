@@ -4,6 +4,7 @@
     pytools leak run --engine vllm    # re-run on the engine, write data/leak/vllm.json
     pytools leak evidence             # the certificate's figures as JSON
     pytools leak probe --engine vllm  # prime and probe on the engine, data/leak/probe-vllm.json
+    pytools leak serve                # a served vLLM over HTTP, data/leak/served-vllm.json
 
 ``run`` and ``probe`` need the engines (``bash .ci/engines/install.sh`` puts them in
 ``.venv-engines``); when this interpreter cannot import the engine it re-runs itself with the
@@ -183,6 +184,61 @@ def probe_cmd(root: Path, engine: str, out: Path | None, python: str | None, her
         click.echo(f"{engine} {name}: accuracy {f['accuracy']} {f['accuracy_wilson_95']}, "
                    f"{f['paired_trials_differing']} of {f['trials']} paired trials differ")
     click.echo(f"in {time.monotonic() - start:.1f} s (not a figure); wrote {path}")
+
+
+@main.command("serve")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Record to write (default: data/leak/served-vllm.json).")
+@click.option("--python", "python", default=None,
+              help="The served engine's interpreter (default: $PYTOOLS_SERVED_PYTHON, else "
+                   ".venv-served/bin/python from .ci/served/install.sh).")
+@click.option("--quick", is_flag=True, help="Few requests (the CI test's size).")
+@click.option("--shape", type=click.Choice(("tiny", "llama-8b")), default="tiny", show_default=True,
+              help="The model directory's Llama shape (random weights either way).")
+@click.pass_obj
+def serve_cmd(root: Path, out: Path | None, python: str | None, quick: bool,
+              shape: str) -> None:
+    """Start vLLM's OpenAI server on loopback (the served venv, the project's model directory,
+    random weights) and the admission proxy in front of it; run the scenarios, the timing-only
+    attacker, prime and probe, and the throughput comparison over HTTP; stop everything it
+    started (also on failure, Ctrl-C or SIGTERM); write the raw record."""
+    from .served import ServeError, sigterm_unwinds
+    from .served_run import (
+        FULL,
+        QUICK,
+        evidence_path,
+        recheck,
+        run,
+        served_python,
+        summarise,
+        write_record,
+    )
+
+    path = out or evidence_path(root)
+    interpreter = served_python(root, python)
+    start = time.monotonic()
+    try:
+        with sigterm_unwinds():
+            doc = run(interpreter, QUICK if quick else FULL, shape,
+                      progress=lambda s: click.echo(f"[{time.monotonic() - start:5.0f} s] {s}",
+                                                    err=True))
+    except ServeError as exc:
+        raise click.ClickException(str(exc)) from None
+    problems = recheck(doc)
+    if problems:  # the server disagrees with the reference model: say so, write nothing
+        raise click.ClickException("served vLLM: " + "; ".join(problems))
+    write_record(path, doc)
+    f = summarise(doc)
+    for name, a in f["timing_attacker"].items():
+        click.echo(f"timing-only attacker, {name}: AUC {a['auc']} {a['auc_95']}, accuracy "
+                   f"{a['accuracy']} {a['accuracy_wilson_95']}")
+    c = f["contention"]
+    click.echo(f"prime and probe (keyed salts, {f['kv_pool_blocks']}-block pool): AUC {c['auc']}"
+               f" {c['auc_95']}, accuracy {c['accuracy']} {c['accuracy_wilson_95']}")
+    click.echo("throughput ratios: " + ", ".join(f"{k} {v}" for k, v in
+                                                 f["throughput"]["ratios"].items()))
+    click.echo(f"in {time.monotonic() - start:.0f} s (not a figure); reference model agrees; "
+               f"wrote {path}")
 
 
 @main.command("check")

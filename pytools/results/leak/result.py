@@ -36,6 +36,7 @@ from .probe_engines import ENGINES as PROBE_ENGINES
 from .probe_engines import evidence_path as probe_evidence_path
 from .probe_engines import recheck as probe_recheck
 from .scenarios import METRICS
+from .served_run import certificate_figures as served_figures
 
 RESULT_ID = "tenant-leak"
 RESULT_TITLE = ("The cross-tenant prefix-cache leak on vLLM's and SGLang's own cache code, "
@@ -43,7 +44,8 @@ RESULT_TITLE = ("The cross-tenant prefix-cache leak on vLLM's and SGLang's own c
 PRIMARY, SECOND = CERTIFIED_ENGINES
 #: Code whose hash the certificate binds: the salt function and the policy the scenarios use.
 CODE_INPUTS = ("pytools/admission/salt.py", "pytools/admission/policy.py",
-               "pytools/results/leak/probe.py", "pytools/results/leak/probe_engines.py")
+               "pytools/results/leak/probe.py", "pytools/results/leak/probe_engines.py",
+               "pytools/results/leak/served.py", "pytools/results/leak/served_run.py")
 CONFIDENCE = 0.95
 
 THEOREMS: tuple[str, ...] = tuple(
@@ -289,9 +291,13 @@ def rechecked_evidence(root: Path) -> Rechecked:
     problems += engine_problems
     problems += [f"prime and probe: claim {name} fails" for name, ok in
                  figures["prime_and_probe"]["claims"].items() if not ok]
+    served, served_problems, served_input = served_figures(root)
+    figures["served_engine"] = served
+    problems += served_problems
     inputs = [InputFile(evidence_path(Path("."), e).as_posix(),
                         sha256_file(evidence_path(root, e))) for e in (PRIMARY, SECOND)]
     inputs += probe_inputs
+    inputs.append(served_input)
     inputs += [InputFile(p, sha256_file(root / p)) for p in CODE_INPUTS]
     return Rechecked(Evidence(figures=figures, inputs=tuple(inputs)), tuple(problems))
 
