@@ -3,6 +3,7 @@ module
 public import Proofs.Isolation.Floor
 public import Proofs.Ceiling.Cache
 public import Proofs.Ceiling.Policies
+public import Proofs.Ceiling.Bypass
 public import Proofs.Ceiling.Count
 public import Proofs.Ceiling.Mooncake
 public import Proofs.Kernel.Model
