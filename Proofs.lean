@@ -17,6 +17,7 @@ public import Proofs.Leak.Salted
 public import Proofs.Leak.Eviction
 public import Proofs.Leak.Table
 public import Proofs.Placement.Farthest
+public import Proofs.Placement.Optimal
 
 /-!
 # Proofs: the limits of multi-tenant KV-cache sharing
