@@ -3,6 +3,7 @@ module
 public import Proofs.Isolation.Floor
 public import Proofs.Ceiling.Cache
 public import Proofs.Ceiling.Policies
+public import Proofs.Ceiling.Bypass
 public import Proofs.Ceiling.Count
 public import Proofs.Ceiling.Mooncake
 public import Proofs.Kernel.Model
@@ -16,6 +17,7 @@ public import Proofs.Leak.Salted
 public import Proofs.Leak.Eviction
 public import Proofs.Leak.Table
 public import Proofs.Placement.Farthest
+public import Proofs.Placement.Optimal
 
 /-!
 # Proofs: the limits of multi-tenant KV-cache sharing
@@ -28,7 +30,9 @@ The library's root: importing `Proofs` brings every published result.
   with enough capacity; from warm contents C, hits + |distinct(r) \ C| ≤ |requests|.
 * `Proofs.Ceiling.Policies` — Belady's farthest-next-use rule is optimal at every capacity
   and its hits are monotone in the capacity; LRU is a stack algorithm (inclusion, monotone
-  hits, stack distances).
+  hits, stack distances). `Proofs.Ceiling.Bypass` — with bypass (a policy may decline to
+  store a missed block), Belady with bypass is optimal at every capacity, at least Belady
+  without bypass, strictly on `[1, 2, 1]` at capacity 1, equal once capacity ≥ distinct.
 * `Proofs.Ceiling.Count` — a counting pass proved to compute (length, distinct) of a packed
   stream; `Proofs.Ceiling.Mooncake` has the kernel count the public claim's window with it.
 * `Proofs.Kernel.Model` — the single-owner state-movement kernel (several blocks,
@@ -43,7 +47,9 @@ The library's root: importing `Proofs` brings every published result.
   cache reaches the wall, per-instance caches cannot when blocks are shared;
   `Proofs.Placement.Farthest` — farthest-next-use with page sizes is a demand-fetch policy that
   fits its capacity, and on the committed instance, below the pages the wall needs, the kernel
-  runs it and counts the wall's misses (optimal there).
+  runs it and counts the wall's misses (optimal there); `Proofs.Placement.Optimal` — at every
+  capacity (blocks counted), Belady with bypass is the optimum of every demand-fetch policy
+  that fits: one class for the ceiling's and placement's optimality results.
 * `Proofs.Leak.Salted` — a prefix cache keyed by (salt, block) with a keyed salt bound at
   admission: zero cross-tenant leak for every history, full own reuse, T copies of a shared
   prefix; an exact design of the isolation floor; unsalted or client-chosen salts leak.

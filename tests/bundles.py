@@ -114,8 +114,20 @@ def ceiling_figures(trace: bytes) -> dict[str, Any]:
                "ceiling_denominator": ceiling.denominator,
                "ceiling_percent": counts["ceiling_percent"], "computed_by": "Python (test)",
                "theorem": None}]
+    def bypass_row(capacity: int) -> dict[str, Any]:
+        r = row(capacity)
+        return {"capacity": capacity, "belady_hits": r["belady_hits"],
+                "belady_bypass_hits": r["belady_hits"], "gain_hits": 0,
+                "belady_percent": r["belady_percent"],
+                "belady_bypass_percent": r["belady_percent"],
+                "gain_percent_points": "0.0000"}
+
+    bypass = {"label": "test: Belady with and without bypass, by formula",
+              "method": "test: by formula",
+              "theorems": ["KVCache.Ceiling.bhits_le_beladyBypass_bhits"],
+              "rows": [bypass_row(1), bypass_row(distinct)], "computed_by": "Python (test)"}
     return {**counts, "sweep": [row(1), row(distinct)], "curve_method": "test: by formula",
-            "window": window, "kernel_counts": kernel}
+            "bypass": bypass, "window": window, "kernel_counts": kernel}
 
 
 def write_manifest(root: Path, paths: list[Path], certs: list[dict[str, Any]]) -> Path:

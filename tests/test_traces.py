@@ -360,6 +360,13 @@ def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
     # capacity 1: every reference misses (0 and b alternate); capacity 2 keeps block 0
     assert f["sweep"][0] == {"capacity": 1, "lru_hits": 0, "belady_hits": 0,
                              "lru_percent": "0.0000", "belady_percent": "0.0000"}
+    # with bypass, capacity 1 keeps block 0 and declines every one-shot block
+    bypass = f["bypass"]
+    assert [r["capacity"] for r in bypass["rows"]] == [r["capacity"] for r in f["sweep"]]
+    assert bypass["rows"][0]["belady_hits"] == 0
+    assert bypass["rows"][0]["belady_bypass_hits"] == bypass["rows"][0]["gain_hits"] == 2000
+    assert all(r["belady_bypass_hits"] == r["belady_hits"] == 2000 for r in bypass["rows"][1:])
+    assert str(bypass["computed_by"]).startswith("Python")
     w = f["window"]
     assert "window" in w["label"] and "lines 1201-2000" in w["label"]
     assert (w["first_line"], w["last_line"]) == (1201, 2000)
@@ -499,7 +506,7 @@ def test_named_theorems_are_declared_in_the_ceiling_sources() -> None:
     # A typo guard only: the certify step checks the names against the elaborated library.
     sources = "\n".join(
         (ROOT / "Proofs" / "Ceiling" / name).read_text(encoding="utf-8")
-        for name in ("Cache.lean", "Policies.lean", "Count.lean", "Mooncake.lean")
+        for name in ("Cache.lean", "Policies.lean", "Bypass.lean", "Count.lean", "Mooncake.lean")
     )
     for full in THEOREMS:
         assert full.startswith("KVCache.Ceiling.")

@@ -41,7 +41,9 @@ What is proved:
   `|w|` (`hitsAfter_add_distinct_sdiff_le_length`).
 
 Belady's optimality at every capacity and LRU's stack property are proved in
-`Proofs.Ceiling.Policies`.
+`Proofs.Ceiling.Policies`, for this no-bypass model: a missed block is always stored. Policies
+that may decline to store a missed block (bypass) are modelled in `Proofs.Ceiling.Bypass`,
+where Belady with bypass is optimal at every capacity and scores at least Belady.
 -/
 
 @[expose] public section

@@ -36,8 +36,11 @@ so Belady's run attains `opt` (`opt_le_hitsFrom_belady`). Monotonicity in the ca
 compares `opt` at `k` and `k + 1` on caches `c ⊆ d` (`opt_le_opt_succ`).
 
 The model forces the requested block into the cache on a miss (no bypass) and evicts only
-when the cache is full; Belady's optimality is proved within that model. At capacity `0`
-nothing is stored and every policy scores `0` (`hits_zero`); `opt` is used at `k ≥ 1` only.
+when the cache is full; Belady's optimality is proved within that model. A policy that may
+decline to store a missed block can score more (`[1, 2, 1]` at capacity `1`): that class,
+which contains this one, and Belady with bypass, optimal in it at every capacity, are in
+`Proofs.Ceiling.Bypass`. At capacity `0` nothing is stored and every policy scores `0`
+(`hits_zero`); `opt` is used at `k ≥ 1` only.
 
 ## LRU is a stack algorithm
 

@@ -15,6 +15,7 @@ from pytools.paths import mooncake_trace, sha256_file
 from pytools.results.generated import Generated, regenerate_command
 from pytools.results.spec import Evidence, InputFile, ResultSpec, svg_and_csv
 
+from .bypass import BYPASS_THEOREMS, bypass_figures, bypass_rows
 from .curve import Curve
 from .lean_instance import (
     WINDOW_MODULE,
@@ -35,13 +36,16 @@ RESULT_ID = "demand-fetch-ceiling"
 RESULT_TITLE = "No cache beats the traffic: the demand-fetch hit ceiling (Mooncake trace)"
 
 #: Fully qualified Lean theorems the result rests on (Proofs/Ceiling/*.lean), headline first:
-#: Belady is optimal at every capacity and monotone in it, LRU is a stack algorithm, the
+#: Belady is optimal at every capacity and monotone in it, Belady with bypass is optimal at
+#: every capacity among policies that may decline to store a missed block (and at least
+#: Belady without bypass; Proofs/Ceiling/Bypass.lean), LRU is a stack algorithm, the
 #: warm-start ceiling (from contents C, and on a window after the lines before it), the cold
 #: ceiling, capacity 0 storing nothing, the kernel's counts of the
 #: claim's window, and the whole trace's ceiling fraction from Python's counts.
 THEOREMS: tuple[str, ...] = (
     "KVCache.Ceiling.hits_le_belady_hits",
     "KVCache.Ceiling.belady_hits_mono",
+    *BYPASS_THEOREMS,
     "KVCache.Ceiling.lru_cache_subset_succ",
     "KVCache.Ceiling.lru_hits_eq_countP_stackDistance_le",
     "KVCache.Ceiling.lru_hits_mono",
@@ -83,12 +87,19 @@ RESULT_LIMITS: tuple[str, ...] = (
     "offline, at every capacity; it is reached exactly once the capacity is at least the "
     "number of distinct blocks.",
     "Belady's farthest-next-use rule is proved optimal at every capacity among the model's "
-    "policies: any rule, which may see the whole stream, that admits every missed block and "
-    "evicts only when the cache is full (no bypass; with bypass allowed an optimum can score "
-    "more). A cache of capacity 0 stores nothing: every policy scores 0 hits there "
-    "(hits_zero), and every theorem for every capacity k includes that cache. The LRU and "
-    "Belady hit counts below are computed in Python (exact stack distances, see "
-    "curve_method), not by Lean.",
+    "no-bypass policies: any rule, which may see the whole stream, that admits every missed "
+    "block and evicts only when the cache is full. With bypass (a policy may decline to store "
+    "a block that misses in a full cache), Belady with bypass (drop the block of the cache and "
+    "the requested one whose next use is farthest) is proved optimal at every capacity "
+    "(bhits_le_beladyBypass_bhits); every no-bypass policy is one of them "
+    "(bhits_toBypass), so Belady without bypass scores at most Belady with bypass, strictly "
+    "on [1, 2, 1] at capacity 1 (bypass_gains_example), equally once the capacity is at "
+    "least the number of distinct blocks. The bypass class stores a missed block whenever "
+    "there is room. A cache of capacity 0 stores nothing: every policy scores 0 hits there "
+    "(hits_zero, bhits_zero), and every theorem for every capacity k includes that cache. "
+    "The LRU, Belady and bypass hit counts below are computed in Python (exact stack "
+    "distances, see curve_method; the bypass table by simulation, see bypass.method), not by "
+    "Lean.",
     "The window figures replay lines 1201-2000 of the trace file alone, from an empty cache: "
     "they are the public claim's range, not the whole trace. A cache that served lines "
     "1-1200 first (as a running one has) faces the warm figure instead (window.warm_start: "
@@ -275,10 +286,14 @@ def evidence(root: Path) -> Evidence:
         raise TraceError(f"{mooncake_trace(root)}: changed while it was read")
     counts = counts_from(summary, curve)
     refs = counts.references
+    sweep = sweep_rows(curve, sweep_capacities(curve.distinct))
+    stream = [x for r in trace.requests for x in r]
     figures: dict[str, object] = {
         **_count_figures(counts),
         "policy_hits": [_row_dict(r, refs) for r in _stated(curve, EVIDENCE_CAPACITIES)],
-        "sweep": [_row_dict(r, refs) for r in sweep_rows(curve, sweep_capacities(curve.distinct))],
+        "sweep": [_row_dict(r, refs) for r in sweep],
+        "bypass": bypass_figures(
+            bypass_rows(stream, [(r.capacity, r.belady_hits) for r in sweep]), refs),
         "curve_method": CURVE_METHOD,
         "kernel_counts": kernel_counts(root, mooncake_trace(root), trace),
     }

@@ -44,9 +44,11 @@ RESULT_ID = "pooled-placement"
 #: Title of the published result.
 RESULT_TITLE = "Pooled KV placement reaches the compulsory-miss wall; per-instance caching cannot"
 
-#: Fully qualified Lean theorems the result rests on (Proofs/Placement/Wall.lean and
-#: Proofs/Placement/Farthest.lean), headline first: on the committed instance, below the
-#: capacity the wall needs, the kernel-computed farthest-next-use misses are the optimum.
+#: Fully qualified Lean theorems the result rests on (Proofs/Placement/Wall.lean,
+#: Proofs/Placement/Farthest.lean and Proofs/Placement/Optimal.lean), headline first: on the
+#: committed instance, below the capacity the wall needs, the kernel-computed
+#: farthest-next-use misses are the optimum; at every capacity, counting blocks, Belady with
+#: bypass is the demand-fetch optimum.
 THEOREMS: tuple[str, ...] = (
     "KVCache.Placement.instance_farthest_optimal",
     "KVCache.Placement.instance_farthest_misses",
@@ -66,6 +68,8 @@ THEOREMS: tuple[str, ...] = (
     "KVCache.Placement.pooled_optimum_eq_wall",
     "KVCache.Placement.perInstance_keepAll_eq_hostWalls",
     "KVCache.Placement.pooled_lt_perInstance_of_shared",
+    "KVCache.Placement.beladyBypass_demandFetch_optimal",
+    "KVCache.Placement.length_le_misses_add_bopt",
 )
 
 #: The limits stated next to the result.
@@ -88,6 +92,13 @@ RESULT_LIMITS: tuple[str, ...] = (
     "equal the wall, so no demand-fetch policy misses fewer there, and they equal CP-SAT's "
     "certified optimum. With sizes, farthest-next-use is not optimal in general; nothing "
     "beyond this instance is claimed.",
+    "Counting blocks, not sizes, at every capacity k: Lean proves Belady with bypass (drop "
+    "the block of the cache and the requested one whose next use is farthest) is a "
+    "demand-fetch policy that fits in k blocks, and every demand-fetch policy fitting in k "
+    "blocks misses at least as often (beladyBypass_demandFetch_optimal), for one cache from "
+    "a cold start; it is the optimum of the ceiling result's bypass class too "
+    "(KVCache.Ceiling.bhits_le_beladyBypass_bhits). No figure of this result is computed "
+    "from it: the committed instance has sizes.",
     "The sweep uses small generated instances (one stream, 1..16 hosts); its hit rates "
     "illustrate the trend and are not measurements.",
 )
