@@ -277,3 +277,29 @@ def test_wall_module_rejects_a_wrong_example(
     bad = b.build(root, real_toolchain, jobs=1, roots=("Proofs",))
     assert not bad.ok
     assert any(d.severity == "error" and d.file.endswith("Wall.lean") for d in bad.diagnostics)
+
+
+@pytest.mark.lean
+def test_simulation_module_rejects_a_wrong_example(
+    tmp_path: Path, real_toolchain, repo_root: Path
+) -> None:
+    """A planted wrong pooled miss count (0 instead of 1) in the strict-case witness of
+    Simulation.lean is refused by Lean: the `decide` there checks the numbers."""
+    import shutil
+
+    from pytools.lean import build as b
+
+    root = tmp_path / "proj"
+    placement = root / "Proofs" / "Placement"
+    placement.mkdir(parents=True)
+    for name in ("Wall.lean", "Simulation.lean"):
+        shutil.copyfile(repo_root / "Proofs" / "Placement" / name, placement / name)
+    sim = placement / "Simulation.lean"
+    text = sim.read_text(encoding="utf-8")
+    marker = "([(0, 1), (1, 1)] : List (Nat × Nat)) = 1 := by\n  decide"
+    assert text.count(marker) == 1
+    sim.write_text(text.replace(marker, marker.replace("= 1 :=", "= 0 :=")), encoding="utf-8")
+    bad = b.build(root, real_toolchain, jobs=1, roots=("Proofs",))
+    assert not bad.ok
+    errors = [d for d in bad.diagnostics if d.severity == "error"]
+    assert errors and all(d.file.endswith("Simulation.lean") for d in errors)

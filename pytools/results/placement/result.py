@@ -6,7 +6,11 @@ every routing, every demand-fetch policy, every capacity and every trace, that a
 started cold misses at least once per distinct block (*the wall*), that per-instance caches
 (one per host, each serving only its own requests) miss at least the sum over hosts of the
 distinct blocks each host sees, and that this sum exceeds the wall as soon as one block is
-requested on two hosts. This module checks the same story on one concrete instance with an
+requested on two hosts. At every capacity, ``Proofs/Placement/Simulation.lean`` proves that
+for every routing and every family of per-host demand-fetch policies within their capacities,
+some pooled demand-fetch policy within the summed capacity misses no more (strictly fewer when
+a request misses on its host while another host caches its block; with each host listed once,
+exactly that many fewer). This module checks the story on one concrete instance with an
 independent solver, Google OR-Tools CP-SAT (:mod:`.solver`).
 
 Below the wall's capacity, ``Proofs/Placement/Farthest.lean`` has the Lean kernel run the
@@ -45,12 +49,18 @@ RESULT_ID = "pooled-placement"
 RESULT_TITLE = "Pooled KV placement reaches the compulsory-miss wall; per-instance caching cannot"
 
 #: Fully qualified Lean theorems the result rests on (Proofs/Placement/Wall.lean,
-#: Proofs/Placement/Farthest.lean and Proofs/Placement/Optimal.lean), headline first: on the
-#: committed instance, below the capacity the wall needs, the kernel-computed
-#: farthest-next-use misses are the optimum; at every capacity, counting blocks, Belady with
-#: bypass is the demand-fetch optimum.
+#: Proofs/Placement/Farthest.lean, Proofs/Placement/Simulation.lean and
+#: Proofs/Placement/Optimal.lean), headline first: on the committed instance, below the
+#: capacity the wall needs, the kernel-computed farthest-next-use misses are the optimum; at
+#: every capacity, pooled simulates per-instance, and (counting blocks) Belady with bypass is
+#: the demand-fetch optimum.
 THEOREMS: tuple[str, ...] = (
     "KVCache.Placement.instance_farthest_optimal",
+    "KVCache.Placement.pooled_simulates_perInstance",
+    "KVCache.Placement.perInstanceMisses_ge_of_pooled_bound",
+    "KVCache.Placement.follow_simulates",
+    "KVCache.Placement.follow_demandFetch",
+    "KVCache.Placement.missesCachedElsewhere_example",
     "KVCache.Placement.instance_farthest_misses",
     "KVCache.Placement.instance_wall_eq",
     "KVCache.Placement.instance_capacity_lt_distinct_pages",
@@ -86,6 +96,14 @@ RESULT_LIMITS: tuple[str, ...] = (
     "of per-host distinct blocks > wall when a block is shared, hold for every routing, "
     "policy, capacity and trace, from a cold cache; in general Lean proves the pooled cache "
     "reaches the wall only for capacity >= the number of distinct blocks.",
+    "At every capacity Lean proves a simulation, counting blocks: for every routing and every "
+    "family of per-host demand-fetch policies fitting capacities cap(h), some pooled "
+    "demand-fetch policy fitting the sum of cap(h) over the listed hosts misses no more, "
+    "strictly fewer when some request misses on its own host while another listed host caches "
+    "its block, and (each host listed once) exactly that many fewer. The pooled policy of the "
+    "proof is offline (built from the trace and the hosts' policies); the theorem compares "
+    "against it, it does not compute the pooled optimum at that capacity. A host listed twice "
+    "would count twice on both sides; the equality assumes the host list has no repeats.",
     "Below that capacity Lean speaks for the committed instance only: at its pooled capacity "
     "(fewer KV pages than its distinct blocks need, kernel-checked) the Lean kernel runs "
     "farthest-next-use with sizes (the solver's replay policy) and counts its misses; they "
