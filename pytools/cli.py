@@ -11,8 +11,6 @@ import sys
 
 import click
 
-from pytools.lean.build import build, lake_build, report
-from pytools.lean.modules import BuildError
 from pytools.lean.toolchain import (
     WASM_REWRITES,
     ToolchainError,
@@ -110,6 +108,9 @@ def toolchain(lean: str | None, as_json: bool) -> None:
 @click.option("--no-lake", is_flag=True, help="Use the pytools builder even where lake exists.")
 def build_command(lean: str | None, jobs: int | None, no_lake: bool) -> None:
     """Compile the library (lake build, or the pytools builder without lake)."""
+    from pytools.lean.build import build, lake_build, report
+    from pytools.lean.modules import BuildError
+
     root = project_root()
     try:
         chosen = find_toolchain(lean)
@@ -132,6 +133,7 @@ def review_statements_command(accept: bool, lean: str | None) -> None:
     # Imported here: the solver-backed results load only for this command. The published
     # theorems come from the results; the lean layer below does not know them.
     from pytools.lean.audit import AuditError, reviewed
+    from pytools.lean.modules import BuildError
     from pytools.lean.olean import OleanError
     from pytools.lean.review import review_statements
     from pytools.results.registry import published_theorems

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from pytools.results.ceiling import sweep as sweep_module
+from pytools.results.ceiling import plot as plot_module
 from pytools.results.ceiling.cli import main
 from pytools.results.ceiling.progress import progress_bar
 from pytools.results.ceiling.trace import Window, ceiling_counts
@@ -153,23 +153,25 @@ def test_out_under_a_regular_file(tmp_path: Path, command: str) -> None:
     no_leftovers(tmp_path)
 
 
+@pytest.mark.parametrize("worker", ["1", "0"], ids=["plot-worker", "in-process"])
 @pytest.mark.parametrize("command", ["sweep", "curve"])
 @pytest.mark.parametrize("existing", [False, True])
 def test_a_failed_third_output_leaves_nothing(tmp_path: Path, monkeypatch, command: str,
-                                              existing: bool) -> None:
+                                              existing: bool, worker: str) -> None:
     p = write(tmp_path / "t.jsonl", LINES)
     out = tmp_path / "out"
     if existing:
         out.mkdir()
         (out / f"{command}.csv").write_text("old\n")
-    real = sweep_module.curve_plot
+    real = plot_module.save_plot
 
     def png_fails(*args, **kwargs):  # type: ignore[no-untyped-def]
-        if args[3] == "png":
+        if args[2] == "png":
             raise RuntimeError("renderer exploded")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(sweep_module, "curve_plot", png_fails)
+    monkeypatch.setenv("PYTOOLS_PLOT_WORKER", worker)
+    monkeypatch.setattr(plot_module, "save_plot", png_fails)  # before the worker forks
     fails_cleanly(run(command, p, "--out", out), f"{out / (command + '.png')}: could not be "
                   "written", "renderer exploded", "nothing was written")
     if existing:

@@ -137,15 +137,18 @@ def simulate_cmd(file: Path, capacity: int, policy: str, window: Window | None,
 @quiet_option
 def sweep_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> None:
     """Hit rate against capacity for LRU and OPT, with the ceiling (CSV + SVG + PNG)."""
-    from .curve import compute_curve
-    from .output import check_folder, write_outputs
-    from .sweep import sweep_outputs
+    from .plot_worker import plot_worker
 
-    with _errors(), progress_bar(file, quiet) as progress:
+    with _errors(), plot_worker() as plotter, progress_bar(file, quiet) as progress:
+        from .curve import compute_curve  # after the fork: the plot worker needs no numba
+        from .output import check_folder, write_outputs
+        from .sweep import sweep_outputs
+
         check_folder(out_dir)
         summary, curve = compute_curve(file, window, progress)
         _header(file, summary.sha256, window)
-        written = write_outputs(out_dir, sweep_outputs(summary, curve, str(file)))
+        written = write_outputs(out_dir, sweep_outputs(summary, curve, str(file),
+                                                       plotter=plotter))
     for w in written:
         click.echo(f"wrote {w.path}  sha256 {w.sha256}")
 
@@ -159,16 +162,18 @@ def sweep_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> 
 def curve_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> None:
     """Exact LRU and OPT hits at every capacity 1..distinct of FILE, in one pass
     (``curve.csv``: capacity,lru_hits,opt_hits; and the plot)."""
-    from .curve import compute_curve
-    from .output import check_folder, write_outputs
-    from .sweep import counts_from, curve_outputs
+    from .plot_worker import plot_worker
 
-    with _errors(), progress_bar(file, quiet) as progress:
+    with _errors(), plot_worker() as plotter, progress_bar(file, quiet) as progress:
+        from .curve import compute_curve  # after the fork: the plot worker needs no numba
+        from .output import check_folder, write_outputs
+        from .sweep import counts_from, curve_outputs
+
         check_folder(out_dir)
         summary, curve = compute_curve(file, window, progress)
         _header(file, summary.sha256, window)
         counts = counts_from(summary, curve)
-        written = write_outputs(out_dir, curve_outputs(summary, curve, str(file)))
+        written = write_outputs(out_dir, curve_outputs(summary, curve, str(file), plotter))
     click.echo(f"references: {counts.references}  distinct: {counts.distinct}  "
                f"ceiling: {counts.max_hits} hits ({counts.percent} %)")
     for w in written:

@@ -75,9 +75,9 @@ def register(main: click.Group) -> None:
         (block-hash below R); for traces too large to simulate exactly."""
         from .curve import compute_curve
         from .output import check_folder
+        from .plot import Source, plot_capacities
         from .progress import progress_bar
         from .scale import sample_error, sampled_curve
-        from .sweep import Source, plot_capacities
 
         try:
             window = Window.parse(window_spec) if window_spec else None

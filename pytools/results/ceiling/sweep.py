@@ -1,63 +1,35 @@
 """Hit rate against capacity for LRU and OPT (Belady) on a trace, with the ceiling: the tables
-(CSV) and the plot (SVG and PNG, byte-deterministic), all from the exact all-capacity curve of
-:mod:`.curve`. Every table and plot names its input and the input's SHA-256."""
+(CSV) and the plot (SVG and PNG, byte-deterministic, drawn by :mod:`.plot`), all from the
+exact all-capacity curve of :mod:`.curve`. Every table and plot names its input and the
+input's SHA-256."""
 
 from __future__ import annotations
 
 import csv
 import functools
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO, Protocol
 
 import numpy as np
 from numba import njit
 
 from .curve import Curve, compute_curve
 from .output import Writer, write_outputs
+from .plot import PLOT_FORMATS, PlotData, Source, plot_data, render_plots
 from .trace import CeilingCounts, Progress, ScanSummary, TraceError, Window, percent_str
 
 #: Capacities (in blocks) of the sweep table; the number of distinct blocks is added to them.
 SWEEP_CAPACITIES: tuple[int, ...] = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 131072)
-
-#: Most points drawn per line (log-spaced capacities; every drawn point is exact): about two
-#: per pixel of the 700-pixel-wide plot, so finer detail could not be seen anyway.
-PLOT_POINTS = 1500
-
-#: Plot size in inches and its resolution (700 x 440 pixels).
-PLOT_SIZE = (7.0, 4.4)
-PLOT_DPI = 100
 
 #: Rows of ``curve.csv`` formatted at a time.
 _CSV_ROWS = 1 << 16
 
 
 # ----------------------------------------------------------------------------- records
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where figures come from: the input as named to the user, its SHA-256, the window."""
-
-    label: str  # the path as given (certify: the repository-relative path it records)
-    sha256: str
-    window: Window | None = None
-
-    @property
-    def title(self) -> str:
-        """The input's file name, and the window if any (plot titles)."""
-        name = Path(self.label).name
-        return f"{name}, {self.window.label}" if self.window else name
-
-    def comment_lines(self) -> list[str]:
-        """The provenance lines that open every CSV (``#`` comments)."""
-        lines = [f"# source: {self.label}", f"# sha256: {self.sha256}"]
-        if self.window:
-            lines.append(f"# window: {self.window.label} (1-based, inclusive)")
-        return lines
 
 
 @dataclass(frozen=True)
@@ -169,132 +141,6 @@ def write_curve_csv(handle: BinaryIO, curve: Curve, source: Source) -> None:
                                     curve.opt_hits[start:stop]))
 
 
-# ----------------------------------------------------------------------------- plot
-
-
-def plot_capacities(distinct: int, points: int = PLOT_POINTS) -> np.ndarray:
-    """Log-spaced capacities 1..distinct (distinct included), at most about ``points``."""
-    if distinct <= points:
-        return np.arange(1, distinct + 1, dtype=np.int64)
-    grid = np.unique(np.round(np.geomspace(1, distinct, points)).astype(np.int64))
-    return np.union1d(grid, [distinct])
-
-
-_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def log2_ticks(top: int) -> tuple[list[int], list[str]]:
-    """Major ticks of a base-2 capacity axis up to ``top``: powers of two, every one or every
-    few exponents (at most 10 labels), labelled ``2⁰, 2², ...`` in plain text (Unicode
-    superscripts: no mathtext parsing)."""
-    last = max(1, top).bit_length()  # 2**last > top
-    step = max(1, -(-last // 10))
-    exps = list(range(0, last + 1, step))
-    return [1 << e for e in exps], [f"2{str(e).translate(_SUPERSCRIPT)}" for e in exps]
-
-
-def plot_title(source: Source, references: int, distinct: int) -> str:
-    """The plot's title, on two lines so that it fits the figure's width: the input (and the
-    window), then its counts."""
-    return (f"{source.title}\n{references:,} references, {distinct:,} distinct blocks "
-            "(exact at every capacity)")
-
-
-#: Settings every plot is drawn under: SVG ids from a fixed salt, glyphs as paths.
-PLOT_RC = {"svg.hashsalt": "kvcache-ceiling", "svg.fonttype": "path", "path.simplify": True}
-
-
-def curve_figure(curve: Curve, counts: CeilingCounts, source: Source,
-                 marks: Sequence[int] = ()) -> Any:
-    """The hit-rate figure (a matplotlib ``Figure``; build and save it under
-    :data:`PLOT_RC`): exact hits at log-spaced capacities up to ``distinct`` (markers at
-    ``marks``), the ceiling, the input's name in the title and its SHA-256 in a footnote."""
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import FixedLocator, NullFormatter
-
-    refs = counts.references
-    caps = plot_capacities(curve.distinct)
-    lru = 100.0 * curve.lru_hits[caps - 1] / refs
-    opt = 100.0 * curve.opt_hits[caps - 1] / refs
-    marked = [c for c in marks if 1 <= c <= curve.distinct]
-    mk = np.asarray(marked, dtype=np.int64)
-    fig = Figure(figsize=PLOT_SIZE, dpi=PLOT_DPI)
-    # fixed margins, not tight_layout (which lays every text out once more per plot): the
-    # two-line title, the axis labels and the footnote fit inside them (texts_outside: none)
-    fig.subplots_adjust(left=0.085, right=0.975, top=0.885, bottom=0.145)
-    ax = fig.add_subplot()
-    ax.plot(caps, opt, label="OPT (Belady/MIN, offline optimum)", color="C0")
-    ax.plot(caps, lru, label="LRU", color="C1")
-    if marked:
-        ax.plot(mk, 100.0 * curve.opt_hits[mk - 1] / refs, "o", color="C0", markersize=4)
-        ax.plot(mk, 100.0 * curve.lru_hits[mk - 1] / refs, "s", color="C1", markersize=4)
-    ax.axhline(100 * float(counts.ceiling), color="black", linestyle="--",
-               label=f"ceiling (refs - distinct) / refs = {counts.percent} %")
-    ax.axvline(counts.distinct, color="grey", linestyle=":",
-               label=f"capacity = distinct blocks ({counts.distinct:,})")
-    ax.set_xscale("log", base=2)
-    ticks, labels = log2_ticks(curve.distinct)
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.set_xticklabels(labels)
-    ax.xaxis.set_minor_locator(FixedLocator([1 << e for e in range(ticks[-1].bit_length())]))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("cache capacity (blocks)")
-    ax.set_ylabel("hit rate (% of block references)")
-    ax.set_ylim(0, min(100.0, 130 * float(counts.ceiling) + 1))
-    ax.set_title(plot_title(source, refs, counts.distinct), fontsize=9)
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8)
-    fig.text(0.01, 0.01, f"source: {source.label}   sha256 {source.sha256}", fontsize=5.5,
-             color="dimgrey")
-    return fig
-
-
-def texts_outside(fig: Any) -> list[str]:
-    """Every visible, non-empty text of ``fig`` that does not lie wholly inside the figure
-    (a clipped title, label or footnote), as ``'text' (x0, x1 of width)``; drawn once with
-    the Agg renderer to lay the texts out."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.text import Text
-
-    canvas = FigureCanvasAgg(fig)
-    canvas.draw()
-    renderer = canvas.get_renderer()
-    width, height = fig.bbox.width, fig.bbox.height
-    out = []
-    for text in fig.findobj(Text):
-        if not text.get_visible() or not text.get_text().strip():
-            continue
-        box = text.get_window_extent(renderer)
-        if box.x0 < -0.5 or box.y0 < -0.5 or box.x1 > width + 0.5 or box.y1 > height + 0.5:
-            out.append(f"{text.get_text()!r} ({box.x0:.0f}..{box.x1:.0f} of {width:.0f} px "
-                       f"wide, {box.y0:.0f}..{box.y1:.0f} of {height:.0f} px high)")
-    return out
-
-
-def curve_plot(curve: Curve, counts: CeilingCounts, source: Source, fmt: str,
-               marks: Sequence[int] = ()) -> bytes:
-    """The hit-rate curves (``svg`` or ``png``, see :func:`curve_figure`) as bytes,
-    byte-deterministic for equal input: no wall-clock date or software version is written,
-    and SVG ids come from a fixed salt."""
-    import matplotlib
-
-    with matplotlib.rc_context(PLOT_RC):
-        fig = curve_figure(curve, counts, source, marks)
-        buf = io.BytesIO()
-        about = f"{source.title}; source {source.label}; sha256 {source.sha256}"
-        if fmt == "svg":
-            fig.savefig(buf, format="svg", metadata={
-                "Date": None, "Creator": None, "Title": source.title, "Source": source.label,
-                "Description": about})
-        elif fmt == "png":
-            fig.savefig(buf, format="png", metadata={
-                "Software": None, "Title": source.title, "Source": source.label,
-                "Description": about})
-        else:
-            raise ValueError(f"unknown plot format {fmt!r}")
-    return buf.getvalue()
-
-
 # ----------------------------------------------------------------------------- commands
 
 
@@ -310,31 +156,68 @@ def analysed(path: str, sha256: str, window: Window | None = None) -> tuple[Scan
     return summary, curve
 
 
+class Plotter(Protocol):
+    """Draws plots elsewhere (:class:`.plot_worker.PlotWorker`: in a process that imported
+    matplotlib while the curve was computed)."""
+
+    def submit(self, data: PlotData) -> None:
+        """Start drawing ``data`` in every format of :data:`PLOT_FORMATS`."""
+
+    def result(self, fmt: str) -> bytes:
+        """The bytes of one format (waiting for them); raises if it could not be drawn."""
+
+
+def _in_process(data: PlotData) -> Callable[[str], bytes]:
+    """A format's plot bytes, every format drawn from one figure on the first call."""
+    drawn: dict[str, bytes | Exception] = {}
+
+    def result(fmt: str) -> bytes:
+        if not drawn:
+            drawn.update(render_plots(data))
+        out = drawn[fmt]
+        if isinstance(out, Exception):
+            raise out
+        return out
+
+    return result
+
+
 def _plots(curve: Curve, counts: CeilingCounts, source: Source, stem: str,
-           marks: Sequence[int]) -> dict[str, Writer]:
+           marks: Sequence[int], plotter: Plotter | None = None) -> dict[str, Writer]:
+    data = plot_data(curve, counts, source, marks)
+    if plotter is not None:
+        plotter.submit(data)  # drawn while the table is written
+        result = plotter.result
+    else:
+        result = _in_process(data)
+
     def plot(fmt: str) -> Writer:
-        return lambda handle: handle.write(curve_plot(curve, counts, source, fmt, marks))
+        return lambda handle: handle.write(result(fmt))
 
-    return {f"{stem}.svg": plot("svg"), f"{stem}.png": plot("png")}
+    return {f"{stem}.{fmt}": plot(fmt) for fmt in PLOT_FORMATS}
 
 
-def sweep_outputs(summary: ScanSummary, curve: Curve, label: str,
-                  stem: str = "sweep") -> dict[str, Writer]:
-    """``sweep.csv``, ``sweep.svg`` and ``sweep.png`` of an analysed trace."""
+def sweep_outputs(summary: ScanSummary, curve: Curve, label: str, stem: str = "sweep",
+                  plotter: Plotter | None = None) -> dict[str, Writer]:
+    """``sweep.csv``, ``sweep.svg`` and ``sweep.png`` of an analysed trace (the plots drawn
+    by ``plotter`` if given, else here when written)."""
     counts = counts_from(summary, curve)
     source = Source(label, summary.sha256, summary.window)
     caps = sweep_capacities(counts.distinct)
     table = sweep_csv(sweep_rows(curve, caps), counts.references, counts.ceiling, source)
     return {f"{stem}.csv": lambda handle: handle.write(table),
-            **_plots(curve, counts, source, stem, caps)}
+            **_plots(curve, counts, source, stem, caps, plotter)}
 
 
-def curve_outputs(summary: ScanSummary, curve: Curve, label: str) -> dict[str, Writer]:
-    """``curve.csv`` (every capacity), ``curve.svg`` and ``curve.png`` of an analysed trace."""
+def curve_outputs(summary: ScanSummary, curve: Curve, label: str,
+                  plotter: Plotter | None = None) -> dict[str, Writer]:
+    """``curve.csv`` (every capacity), ``curve.svg`` and ``curve.png`` of an analysed trace
+    (the plots drawn by ``plotter`` if given, else here when written)."""
     counts = counts_from(summary, curve)
     source = Source(label, summary.sha256, summary.window)
     return {"curve.csv": lambda handle: write_curve_csv(handle, curve, source),
-            **_plots(curve, counts, source, "curve", sweep_capacities(counts.distinct))}
+            **_plots(curve, counts, source, "curve", sweep_capacities(counts.distinct),
+                     plotter)}
 
 
 def write_sweep(path: Path, out_dir: Path, window: Window | None = None,
