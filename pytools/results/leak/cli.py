@@ -4,6 +4,7 @@
     pytools leak run --engine vllm    # re-run on the engine, write data/leak/vllm.json
     pytools leak evidence             # the certificate's figures as JSON
     pytools leak probe --engine vllm  # prime and probe on the engine, data/leak/probe-vllm.json
+    pytools leak price [--trace F]    # the price of isolation on the Mooncake trace (or F)
 
 ``run`` and ``probe`` need the engines (``bash .ci/engines/install.sh`` puts them in
 ``.venv-engines``); when this interpreter cannot import the engine it re-runs itself with the
@@ -203,6 +204,35 @@ def check_cmd(root: Path, engine: tuple[str, ...]) -> None:
         click.echo(f"{path}: {'FAILED' if problems else 'ok'}")
     if failed:
         sys.exit(1)
+
+
+@main.command("price")
+@click.option("--trace", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="A trace in the Mooncake format (default: the shared Mooncake trace).")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Also write price_of_isolation.csv and .svg into this folder.")
+@click.pass_obj
+def price_cmd(root: Path, trace: Path | None, out: Path | None) -> None:
+    """The price of isolation: hit rates of the unsalted and salted shared pools and of the
+    partitioned cache (quotas by traffic, equal quotas) at equal memory, derived tenants."""
+    from pytools.paths import mooncake_trace, sha256_file
+
+    from .price import PriceError, figures, price_of_trace
+    from .price_output import price_table, write_price
+
+    path = trace or mooncake_trace(root)
+    try:
+        doc = figures(price_of_trace(path), str(path))
+    except PriceError as exc:
+        raise click.ClickException(str(exc)) from None
+    t = doc["trace"]
+    click.echo(f"{path}: {t['requests']} requests, {t['references']} block references, "
+               f"{t['distinct']} distinct, {t['conversations']} conversations, system block "
+               f"{t['system_block']}")
+    click.echo(price_table(doc["table"]), nl=False)
+    if out is not None:
+        for written in write_price(out, doc["table"], sha256_file(path)):
+            click.echo(f"wrote {written}")
 
 
 @main.command("evidence")
