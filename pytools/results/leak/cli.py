@@ -4,6 +4,7 @@
     pytools leak run --engine vllm    # re-run on the engine, write data/leak/vllm.json
     pytools leak evidence             # the certificate's figures as JSON
     pytools leak probe --engine vllm  # prime and probe on the engine, data/leak/probe-vllm.json
+    pytools leak probe --engine lmcache  # on LMCache's eviction policies (.venv-lmcache)
     pytools leak price [--trace F]    # the price of isolation on the Mooncake trace (or F)
 
 ``run`` and ``probe`` need the engines (``bash .ci/engines/install.sh`` puts them in
@@ -43,10 +44,16 @@ from .probe_engines import recheck as probe_recheck
 from .probe_engines import write_evidence as write_probe_evidence
 
 ENGINES_PYTHON_ENV = "PYTOOLS_ENGINES_PYTHON"
+#: LMCache lives in a venv of its own (its pins are not vLLM's): ``python3 -m venv
+#: .venv-lmcache && .venv-lmcache/bin/pip install torch==2.13.0 lmcache==0.5.6``.
+LMCACHE_PYTHON_ENV = "PYTOOLS_LMCACHE_PYTHON"
 
 
-def engines_python(root: Path, given: str | None = None) -> Path:
-    """The interpreter of the engines' venv."""
+def engines_python(root: Path, given: str | None = None, engine: str | None = None) -> Path:
+    """The interpreter of the engines' venv (LMCache's own, for ``engine`` lmcache)."""
+    if engine == "lmcache":
+        chosen = given or os.environ.get(LMCACHE_PYTHON_ENV)
+        return Path(chosen) if chosen else root / ".venv-lmcache" / "bin" / "python"
     chosen = given or os.environ.get(ENGINES_PYTHON_ENV)
     return Path(chosen) if chosen else root / ".venv-engines" / "bin" / "python"
 
@@ -147,7 +154,7 @@ def _rerun_with_engines(root: Path, python: str | None, engine: str,
     engines' own (``--here`` forbids it), and exit with its status."""
     if here:
         raise click.ClickException(str(exc)) from None
-    other = engines_python(root, python)
+    other = engines_python(root, python, engine)
     if not other.is_file():
         raise click.ClickException(
             f"{exc}; no engines interpreter at {other} (run `bash .ci/engines/install.sh` "

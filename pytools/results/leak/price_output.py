@@ -48,7 +48,7 @@ def price_svg(table: Sequence[dict[str, Any]]) -> bytes:
     rc = {"svg.hashsalt": "kvcache-price", "svg.fonttype": "path", "path.simplify": True}
     markers = {"unsalted": "o", "salted": "x", "proportional": "s", "equal": "^"}
     with matplotlib.rc_context(rc):
-        fig, axes = plt.subplots(len(SPLITS), len(TENANT_COUNTS), figsize=(10.0, 4.6),
+        fig, axes = plt.subplots(len(SPLITS), len(TENANT_COUNTS), figsize=(10.0, 3.8),
                                  sharex=True, sharey=True)
         try:
             for i, split in enumerate(SPLITS):

@@ -49,7 +49,7 @@ PRIMARY, SECOND = CERTIFIED_ENGINES
 #: Code whose hash the certificate binds: the salt function and the policy the scenarios use.
 CODE_INPUTS = ("pytools/admission/salt.py", "pytools/admission/policy.py",
                "pytools/results/leak/probe.py", "pytools/results/leak/probe_engines.py",
-               "pytools/results/leak/price.py")
+               "pytools/results/leak/lmcache_pool.py", "pytools/results/leak/price.py")
 CONFIDENCE = 0.95
 
 THEOREMS: tuple[str, ...] = tuple(
@@ -136,8 +136,17 @@ RESULT_LIMITS: tuple[str, ...] = (
     "with RadixCache.evict, SGLang's own LRU over leaves; the trigger is the adapter's, modelled "
     "on the scheduler). Partitioned means one engine cache per tenant, of its quota: neither "
     "engine has a per-tenant quota inside one pool. CPU only, one request at a time, freed "
-    "when done: no model, no scheduler, no batching. LMCache's per-salt isolated LRU was not "
-    "measured (not installed here).",
+    "when done: no model, no scheduler, no batching.",
+    "Prime and probe on LMCache 0.5.6's own eviction policies (figures "
+    "prime_and_probe_engines.lmcache, raw record data/leak/probe-lmcache.json; installed on "
+    "the CPU in a venv of its own with torch 2.13.0, outside the engines venv): one store for "
+    "every tenant, under its global LRUEvictionPolicy (shared_lru) or its per-cache_salt "
+    "IsolatedLRUEvictionPolicy with a quota per salt (partitioned_lru: a quota inside one "
+    "pool). Only the policies run (pytools/results/leak/lmcache_pool.py): the store, the "
+    "lookup of a prompt's leading keys and the trigger are the adapter's, which evicts exactly "
+    "enough after each request; LMCache's own controller evicts from a background thread "
+    "every second, against a watermark and an eviction ratio, and its KV tiers, transfers and "
+    "serving engine do not run.",
     "The price of isolation (figures price_of_isolation, table and plot "
     "price_of_isolation.csv/.svg) is computed at certify time from one public trace (the "
     "Mooncake conversation trace, identified by its SHA-256), whose tenants are derived, not "
