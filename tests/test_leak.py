@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from pytools.admission.policy import Admitted, Refused
+from pytools.paths import shared_dir
 from pytools.results.leak import evidence as ev
 from pytools.results.leak import result, scenarios
 from pytools.results.leak.cli import main as leak_cli
@@ -249,6 +250,13 @@ def test_result_fails_on_a_missing_evidence_file(tmp_path: Path, repo_root: Path
     (tmp_path / "data" / "leak" / "vllm.json").write_bytes(src.read_bytes())
     with pytest.raises(ev.EvidenceError, match="sglang.json"):
         result.evidence(tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def _shared_data(monkeypatch: pytest.MonkeyPatch, repo_root: Path) -> None:
+    """A planted root under tmp_path reads the shared trace (the price of isolation's input)
+    where the real root does."""
+    monkeypatch.setenv("PYTOOLS_SHARED", str(shared_dir(repo_root)))
 
 
 def _copy_with_tampered_evidence(repo_root: Path, root: Path, tamper: Any) -> Path:

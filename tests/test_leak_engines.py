@@ -73,3 +73,32 @@ def test_engine_prime_and_probe_matches_committed_record(engines_py: Path, repo_
     committed = repo_root / "data" / "leak" / f"probe-{engine}.json"
     assert out.read_bytes() == committed.read_bytes(), (
         f"re-running prime and probe on {engine} gives a different record than {committed}")
+
+
+@pytest.fixture(scope="module")
+def lmcache_py(repo_root: Path) -> Path:
+    """LMCache's own venv (``.venv-lmcache`` or ``$PYTOOLS_LMCACHE_PYTHON``: ``pip install
+    torch==2.13.0 lmcache==0.5.6``); the test skips, saying so, without one."""
+    from pytools.results.leak.cli import engines_python
+
+    py = engines_python(repo_root, engine="lmcache")
+    if not py.is_file():
+        pytest.skip(f"no LMCache venv at {py} (set $PYTOOLS_LMCACHE_PYTHON)")
+    done = in_engines(py, repo_root, "-c", "import lmcache.v1.distributed.eviction_policy",
+                      timeout=300)
+    if done.returncode != 0:
+        pytest.skip(f"{py} cannot import LMCache: {done.stderr[-500:]}")
+    return py
+
+
+def test_lmcache_prime_and_probe_matches_committed_record(lmcache_py: Path, repo_root: Path,
+                                                          tmp_path: Path) -> None:
+    """Prime and probe re-run on LMCache's own eviction policies (one store for every tenant:
+    global LRU, and per-salt isolated LRU with quotas) gives the committed raw record."""
+    out = tmp_path / "probe-lmcache.json"
+    done = in_engines(lmcache_py, repo_root, "-m", "pytools.leak", "--root", str(repo_root),
+                      "probe", "--engine", "lmcache", "--out", str(out), "--here")
+    assert done.returncode == 0, done.stderr[-3000:]
+    committed = repo_root / "data" / "leak" / "probe-lmcache.json"
+    assert out.read_bytes() == committed.read_bytes(), (
+        f"re-running prime and probe on LMCache gives a different record than {committed}")

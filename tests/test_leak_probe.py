@@ -186,3 +186,26 @@ def test_planted_engine_record_with_other_parameters_or_torn(repo_root: Path,
     path.unlink()
     with pytest.raises(result.EvidenceError, match="probe-sglang.json"):
         result.engines_prime_and_probe(root)
+
+
+def test_lmcache_absent_is_engine_unavailable() -> None:
+    """Without LMCache in this interpreter the adapter says so (the CLI then re-runs itself
+    with .venv-lmcache's interpreter); it never falls back to another cache."""
+    from pytools.results.leak import lmcache_pool
+    from pytools.results.leak.engines import EngineUnavailable
+
+    try:
+        import lmcache  # noqa: F401
+    except ImportError:
+        with pytest.raises(EngineUnavailable, match="LMCache cannot be imported"):
+            lmcache_pool.LmcacheStore(["a", "b"], capacity=4)
+    else:  # pragma: no cover (LMCache installed here)
+        pytest.skip("LMCache is importable here; the engines test runs it")
+
+
+def test_lmcache_record_is_the_reference_trial_by_trial(repo_root: Path) -> None:
+    """LMCache's policies driven by the adapter give the reference designs' observations in
+    every trial (same seed and parameters): its record equals the reference's raw record."""
+    doc = json.loads(probe_engines.evidence_path(repo_root, "lmcache").read_text("utf-8"))
+    reference = {d.name: probe.observe(d, probe_engines.PARAMS) for d in probe.DESIGNS}
+    assert doc["designs"] == reference

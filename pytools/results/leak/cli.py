@@ -4,6 +4,8 @@
     pytools leak run --engine vllm    # re-run on the engine, write data/leak/vllm.json
     pytools leak evidence             # the certificate's figures as JSON
     pytools leak probe --engine vllm  # prime and probe on the engine, data/leak/probe-vllm.json
+    pytools leak probe --engine lmcache  # on LMCache's eviction policies (.venv-lmcache)
+    pytools leak price [--trace F]    # the price of isolation on the Mooncake trace (or F)
     pytools leak serve                # a served vLLM over HTTP, data/leak/served-vllm.json
 
 ``run`` and ``probe`` need the engines (``bash .ci/engines/install.sh`` puts them in
@@ -43,10 +45,16 @@ from .probe_engines import recheck as probe_recheck
 from .probe_engines import write_evidence as write_probe_evidence
 
 ENGINES_PYTHON_ENV = "PYTOOLS_ENGINES_PYTHON"
+#: LMCache lives in a venv of its own (its pins are not vLLM's): ``python3 -m venv
+#: .venv-lmcache && .venv-lmcache/bin/pip install torch==2.13.0 lmcache==0.5.6``.
+LMCACHE_PYTHON_ENV = "PYTOOLS_LMCACHE_PYTHON"
 
 
-def engines_python(root: Path, given: str | None = None) -> Path:
-    """The interpreter of the engines' venv."""
+def engines_python(root: Path, given: str | None = None, engine: str | None = None) -> Path:
+    """The interpreter of the engines' venv (LMCache's own, for ``engine`` lmcache)."""
+    if engine == "lmcache":
+        chosen = given or os.environ.get(LMCACHE_PYTHON_ENV)
+        return Path(chosen) if chosen else root / ".venv-lmcache" / "bin" / "python"
     chosen = given or os.environ.get(ENGINES_PYTHON_ENV)
     return Path(chosen) if chosen else root / ".venv-engines" / "bin" / "python"
 
@@ -147,7 +155,7 @@ def _rerun_with_engines(root: Path, python: str | None, engine: str,
     engines' own (``--here`` forbids it), and exit with its status."""
     if here:
         raise click.ClickException(str(exc)) from None
-    other = engines_python(root, python)
+    other = engines_python(root, python, engine)
     if not other.is_file():
         raise click.ClickException(
             f"{exc}; no engines interpreter at {other} (run `bash .ci/engines/install.sh` "
@@ -259,6 +267,35 @@ def check_cmd(root: Path, engine: tuple[str, ...]) -> None:
         click.echo(f"{path}: {'FAILED' if problems else 'ok'}")
     if failed:
         sys.exit(1)
+
+
+@main.command("price")
+@click.option("--trace", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="A trace in the Mooncake format (default: the shared Mooncake trace).")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Also write price_of_isolation.csv and .svg into this folder.")
+@click.pass_obj
+def price_cmd(root: Path, trace: Path | None, out: Path | None) -> None:
+    """The price of isolation: hit rates of the unsalted and salted shared pools and of the
+    partitioned cache (quotas by traffic, equal quotas) at equal memory, derived tenants."""
+    from pytools.paths import mooncake_trace, sha256_file
+
+    from .price import PriceError, figures, price_of_trace
+    from .price_output import price_table, write_price
+
+    path = trace or mooncake_trace(root)
+    try:
+        doc = figures(price_of_trace(path), str(path))
+    except PriceError as exc:
+        raise click.ClickException(str(exc)) from None
+    t = doc["trace"]
+    click.echo(f"{path}: {t['requests']} requests, {t['references']} block references, "
+               f"{t['distinct']} distinct, {t['conversations']} conversations, system block "
+               f"{t['system_block']}")
+    click.echo(price_table(doc["table"]), nl=False)
+    if out is not None:
+        for written in write_price(out, doc["table"], sha256_file(path)):
+            click.echo(f"wrote {written}")
 
 
 @main.command("evidence")

@@ -36,7 +36,7 @@ from .engines import BLOCK_SIZE, SglangEngine, VllmEngine
 from .probe import DEFAULT, Design, ProbeParams, observe, summarise
 
 FORMAT = "pytools.leak.probe-evidence/v1"
-ENGINES = ("vllm", "sglang")
+ENGINES = ("vllm", "sglang", "lmcache")
 PARAMS = replace(DEFAULT, trials=1000)
 TAIL_TOKEN = 31_999
 
@@ -138,6 +138,18 @@ def engine_designs(engine: str, params: ProbeParams = PARAMS) -> tuple[dict[str,
 
         describe = {**sg.describe(), "capacity": "capacity pages, bounded by this adapter"}
         version = sg.version
+    elif engine == "lmcache":  # one store for every tenant in both designs (.lmcache_pool)
+        from .lmcache_pool import LmcacheStore
+        from .lmcache_pool import describe as lmcache_describe
+        from .lmcache_pool import version as lmc_v
+
+        describe, version = lmcache_describe(), lmc_v()
+        return {"name": engine, "version": version, "settings": describe}, (
+            Design("shared_lru", lambda p: LmcacheStore(salts, capacity=p.capacity),
+                   lambda p: p.capacity),
+            Design("partitioned_lru", lambda p: LmcacheStore(salts, quotas=p.quotas()),
+                   lambda p: p.quotas()[0]),
+        )
     else:
         raise ValueError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
     designs = (

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pytools.paths import sha256_file
-from pytools.results.spec import Evidence, InputFile, ResultSpec
+from pytools.paths import mooncake_trace, sha256_file
+from pytools.results.ceiling.trace import TRACE_INPUT_PATH
+from pytools.results.spec import Evidence, InputFile, ResultSpec, svg_and_csv
 
 from .evidence import (
     CERTIFIED_ENGINES,
@@ -30,6 +32,9 @@ from .evidence import (
     reference_disagreements,
     salt_problems,
 )
+from .price import PriceError, price_claims, price_of_trace
+from .price import figures as price_figures
+from .price_output import write_price
 from .probe import figures as probe_figures
 from .probe import probe_claims
 from .probe_engines import ENGINES as PROBE_ENGINES
@@ -45,6 +50,7 @@ PRIMARY, SECOND = CERTIFIED_ENGINES
 #: Code whose hash the certificate binds: the salt function and the policy the scenarios use.
 CODE_INPUTS = ("pytools/admission/salt.py", "pytools/admission/policy.py",
                "pytools/results/leak/probe.py", "pytools/results/leak/probe_engines.py",
+               "pytools/results/leak/lmcache_pool.py", "pytools/results/leak/price.py",
                "pytools/results/leak/served.py", "pytools/results/leak/served_run.py")
 CONFIDENCE = 0.95
 
@@ -132,8 +138,28 @@ RESULT_LIMITS: tuple[str, ...] = (
     "with RadixCache.evict, SGLang's own LRU over leaves; the trigger is the adapter's, modelled "
     "on the scheduler). Partitioned means one engine cache per tenant, of its quota: neither "
     "engine has a per-tenant quota inside one pool. CPU only, one request at a time, freed "
-    "when done: no model, no scheduler, no batching. LMCache's per-salt isolated LRU was not "
-    "measured (not installed here).",
+    "when done: no model, no scheduler, no batching.",
+    "Prime and probe on LMCache 0.5.6's own eviction policies (figures "
+    "prime_and_probe_engines.lmcache, raw record data/leak/probe-lmcache.json; installed on "
+    "the CPU in a venv of its own with torch 2.13.0, outside the engines venv): one store for "
+    "every tenant, under its global LRUEvictionPolicy (shared_lru) or its per-cache_salt "
+    "IsolatedLRUEvictionPolicy with a quota per salt (partitioned_lru: a quota inside one "
+    "pool). Only the policies run (pytools/results/leak/lmcache_pool.py): the store, the "
+    "lookup of a prompt's leading keys and the trigger are the adapter's, which evicts exactly "
+    "enough after each request; LMCache's own controller evicts from a background thread "
+    "every second, against a watermark and an eviction ratio, and its KV tiers, transfers and "
+    "serving engine do not run.",
+    "The price of isolation (figures price_of_isolation, table and plot "
+    "price_of_isolation.csv/.svg) is computed at certify time from one public trace (the "
+    "Mooncake conversation trace, identified by its SHA-256), whose tenants are derived, not "
+    "real: conversations (requests sharing the block after the system block every request "
+    "starts with) are assigned to T tenants by a seeded hash, uniformly or by a Zipf split "
+    "(the rules are in the figures). Request-granularity LRU only (KVCache.Leak.lru and "
+    "quotaLru, from an empty pool), capacities in blocks of 512 tokens at equal total memory; "
+    "a hit is a leading block served under the tenant's own salt. No timing, queueing, "
+    "batching, refusals or other eviction policies; quotas are fixed for the whole trace "
+    "(proportional ones are set from the whole trace's traffic, which an online system does "
+    "not know in advance).",
     "The Lean models count whole blocks of a request's chain; the engines' rule that the last "
     "prompt token is always recomputed (at most len - 1 tokens from cache) is in the reference "
     "model, not in Lean.",
@@ -240,6 +266,32 @@ def engines_prime_and_probe(root: Path) -> tuple[dict[str, Any], list[str], list
     return out, problems, inputs
 
 
+@lru_cache(maxsize=4)
+def _price(path: str, sha256: str) -> dict[str, Any]:
+    """The price figures of the trace at ``path`` whose bytes hash to ``sha256`` (computed once
+    per process: several tests re-check the evidence)."""
+    doc = price_figures(price_of_trace(Path(path)), TRACE_INPUT_PATH)
+    if doc["trace"]["sha256"] != sha256:
+        raise EvidenceError(f"{path}: changed while it was read")
+    return doc
+
+
+def price_of_isolation(root: Path) -> tuple[dict[str, Any], InputFile]:
+    """The price-of-isolation figures (:mod:`.price`) from the shared Mooncake trace, with
+    their claims, and the trace's hash. Raises :class:`EvidenceError` for an absent or
+    malformed trace (the message names the file and line)."""
+    path = mooncake_trace(root)
+    if not path.is_file():
+        raise EvidenceError(f"{path}: the Mooncake trace is absent (see data/mooncake/README.md)")
+    sha = sha256_file(path)
+    try:
+        doc = _price(str(path), sha)
+    except PriceError as exc:
+        raise EvidenceError(str(exc)) from None
+    doc = json.loads(json.dumps(doc))  # a copy: the cached figures stay as computed
+    return {**doc, "claims": price_claims(doc)}, InputFile(TRACE_INPUT_PATH, sha)
+
+
 @dataclass(frozen=True)
 class Rechecked:
     """The figures of ``tenant-leak`` and every problem the re-check found in the evidence."""
@@ -286,6 +338,10 @@ def rechecked_evidence(root: Path) -> Rechecked:
                        "recomputed_and_within_vllm_rules": salts_recompute},
         "prime_and_probe": prime_and_probe(),
     }
+    price, trace_input = price_of_isolation(root)
+    figures["price_of_isolation"] = price
+    problems += [f"price of isolation: claim {name} fails" for name, ok in
+                 price["claims"].items() if not ok]
     on_engines, engine_problems, probe_inputs = engines_prime_and_probe(root)
     figures["prime_and_probe_engines"] = on_engines
     problems += engine_problems
@@ -297,6 +353,7 @@ def rechecked_evidence(root: Path) -> Rechecked:
     inputs = [InputFile(evidence_path(Path("."), e).as_posix(),
                         sha256_file(evidence_path(root, e))) for e in (PRIMARY, SECOND)]
     inputs += probe_inputs
+    inputs.append(trace_input)
     inputs.append(served_input)
     inputs += [InputFile(p, sha256_file(root / p)) for p in CODE_INPUTS]
     return Rechecked(Evidence(figures=figures, inputs=tuple(inputs)), tuple(problems))
@@ -311,10 +368,17 @@ def evidence(root: Path) -> Evidence:
     return checked.evidence
 
 
+def artifacts(root: Path, out: Path) -> list[Path]:
+    """The price-of-isolation table and plot, as published next to the certificate."""
+    doc, trace = price_of_isolation(root)
+    return svg_and_csv(write_price(out, doc["table"], trace.sha256))
+
+
 SPEC = ResultSpec(
     id=RESULT_ID,
     title=RESULT_TITLE,
     theorems=THEOREMS,
     limits=RESULT_LIMITS,
     evidence=evidence,
+    artifacts=artifacts,
 )
