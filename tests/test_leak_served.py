@@ -93,31 +93,31 @@ def test_server_and_its_child_are_stopped_when_the_block_ends(tmp_path: Path) ->
 
 
 def test_server_stopped_when_the_block_raises(tmp_path: Path) -> None:
-    with pytest.raises(RuntimeError, match="planted"):
-        with vllm_server(Path(sys.executable), tmp_path, tmp_path, command=standin()) as server:
-            leader = server.process.pid
-            raise RuntimeError("planted")
+    with (pytest.raises(RuntimeError, match="planted"),
+          vllm_server(Path(sys.executable), tmp_path, tmp_path, command=standin()) as server):
+        leader = server.process.pid
+        raise RuntimeError("planted")
     assert gone(leader)
 
 
 def test_a_server_that_exits_is_an_error_naming_its_log(tmp_path: Path) -> None:
-    with pytest.raises(ServeError, match=r"(?s)exited with 3 .*vllm-\d+\.log.*exiting as asked"):
-        with vllm_server(Path(sys.executable), tmp_path, tmp_path,
-                         command=standin("--exit-code", "3")):
-            pass
+    with (pytest.raises(ServeError, match=r"(?s)exited with 3 .*vllm-\d+\.log.*exiting as asked"),
+          vllm_server(Path(sys.executable), tmp_path, tmp_path,
+                      command=standin("--exit-code", "3"))):
+        pass
 
 
 def test_a_server_that_never_answers_times_out(tmp_path: Path) -> None:
-    with pytest.raises(ServeError, match="did not answer within 3 s"):
-        with vllm_server(Path(sys.executable), tmp_path, tmp_path, timeout_s=3,
-                         command=standin("--never-listen")):
-            pass
+    with (pytest.raises(ServeError, match="did not answer within 3 s"),
+          vllm_server(Path(sys.executable), tmp_path, tmp_path, timeout_s=3,
+                      command=standin("--never-listen"))):
+        pass
 
 
 def test_missing_interpreter_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ServeError, match="no served-engine interpreter.*install.sh"):
-        with vllm_server(tmp_path / "nope" / "python", tmp_path, tmp_path):
-            pass
+    with (pytest.raises(ServeError, match="no served-engine interpreter.*install.sh"),
+          vllm_server(tmp_path / "nope" / "python", tmp_path, tmp_path)):
+        pass
 
 
 def test_sigterm_stops_everything_started(tmp_path: Path, repo_root: Path) -> None:

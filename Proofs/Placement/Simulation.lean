@@ -1,6 +1,6 @@
 module
 
-public import Proofs.Placement.Wall
+public import Proofs.Placement.Optimal
 
 /-!
 # Pooled placement simulates per-instance caching, at every capacity
@@ -57,9 +57,13 @@ host caches `y`.
 they say what they mean for `hosts.Nodup` (each host once: `sumOver cap hosts` is the fleet's
 memory), the case in which the equality is proved and which the equality assumes.
 
+* `perInstanceMisses_ge_pooled_beladyBypass`: with `Proofs.Placement.Optimal` (Belady with
+  bypass is the demand-fetch optimum at every capacity, the ceiling result's policy class),
+  pooled Belady with bypass at the summed capacity is a lower bound on every routing's
+  per-instance misses.
+
 What is not proved here: that `follow` is a good pooled policy (it only mirrors the hosts);
-the pooled optimum at `sumOver cap hosts` is not computed here; nothing about block sizes,
-latency or bandwidth.
+nothing about block sizes, latency or bandwidth.
 -/
 
 @[expose] public section
@@ -208,18 +212,6 @@ theorem length_blocks : ∀ t : List (H × α), (blocks t).length = t.length
   | (_, _) :: t => by simp [blocks, length_blocks t]
 
 omit [DecidableEq α] in
-/-- A run's first state is its starting cache. -/
-theorem start_mem_states (P : Policy α) (c r : List α) : c ∈ states P c r := by
-  cases r <;> simp [states]
-
-/-- A request's miss counts once, then the rest is served from the new cache. -/
-theorem misses_cons (P : Policy α) (c : List α) (b : α) (rest : List α) :
-    misses P c (b :: rest) = (if b ∈ c then 0 else 1) + misses P (P.step c b rest) rest := by
-  unfold misses
-  simp only [missed]
-  by_cases hb : b ∈ c <;> simp [hb] <;> omega
-
-omit [DecidableEq α] in
 /-- The serving host's cache takes one step of its policy. -/
 theorem jointStep_self (P : H → Policy α) (S : H → List α) (g : H) (y : α)
     (u : List (H × α)) : jointStep P S g y u g = (P g).step (S g) y (onHost g u) := by
@@ -358,7 +350,7 @@ theorem follow_simulates (P : H → Policy α) (hosts : List H)
       simp only [blocks, states, List.mem_cons, List.not_mem_nil, or_false] at hs
       rw [hs]
       exact length_le_of_mirrors hosts S c cap hm
-        (fun h hh => hfit h hh (S h) (start_mem_states _ _ _))
+        (fun h hh => hfit h hh (S h) (mem_states_self _ _ _))
     · rw [hzero]; exact Nat.le_refl 0
     · intro _; rw [hzero]; rfl
   | (g, y) :: u, S, c, hcov, hview, hm, hfit => by
@@ -411,7 +403,7 @@ theorem follow_simulates (P : H → Policy α) (hosts : List H)
       rcases hs with hs | hs
       · rw [hs]
         exact length_le_of_mirrors hosts S c cap hm
-          (fun h hh => hfit h hh (S h) (start_mem_states _ _ _))
+          (fun h hh => hfit h hh (S h) (mem_states_self _ _ _))
       · exact ihfit s hs
     · intro hnd
       have hone := sumOver_ite_of_nodup g (if y ∈ S g then 0 else 1) hosts hnd hg
@@ -461,6 +453,20 @@ theorem perInstanceMisses_ge_of_pooled_bound (P : H → Policy α) (hosts : List
     m ≤ perInstanceMisses P hosts t := by
   obtain ⟨Q, hQ, hQfit, hle, _⟩ := pooled_simulates_perInstance P hosts cap t hcov hP hfit
   exact Nat.le_trans (hbound Q hQ hQfit) hle
+
+/-- **Pooled Belady bounds every routing.** For every trace whose requests go to listed hosts
+and every family of demand-fetch policies `P h` whose runs fit capacities `cap h`, the
+per-instance caches miss at least as often as Belady with bypass run as one pooled cache of
+capacity `sumOver cap hosts` on the block stream: `(blocks t).length - bhits (sumOver cap
+hosts) beladyBypass (blocks t)` times. -/
+theorem perInstanceMisses_ge_pooled_beladyBypass (P : H → Policy α) (hosts : List H)
+    (cap : H → Nat) (t : List (H × α)) (hcov : ∀ p ∈ t, p.1 ∈ hosts)
+    (hP : ∀ h ∈ hosts, DemandFetch (P h))
+    (hfit : ∀ h ∈ hosts, FitsIn (cap h) (P h) (onHost h t)) :
+    (blocks t).length - Ceiling.bhits (sumOver cap hosts) Ceiling.beladyBypass (blocks t) ≤
+      perInstanceMisses P hosts t :=
+  perInstanceMisses_ge_of_pooled_bound P hosts cap t hcov hP hfit _
+    (fun Q hQ hQfit => (beladyBypass_demandFetch_optimal _ _).2 Q hQ hQfit)
 
 /-- A concrete witness of the strict case: two hosts each keeping every block, block 1
 requested on host 0 then on host 1. Host 1 misses block 1 while host 0 caches it (one such

@@ -58,6 +58,7 @@ THEOREMS: tuple[str, ...] = (
     "KVCache.Placement.instance_farthest_optimal",
     "KVCache.Placement.pooled_simulates_perInstance",
     "KVCache.Placement.perInstanceMisses_ge_of_pooled_bound",
+    "KVCache.Placement.perInstanceMisses_ge_pooled_beladyBypass",
     "KVCache.Placement.follow_simulates",
     "KVCache.Placement.follow_demandFetch",
     "KVCache.Placement.missesCachedElsewhere_example",
