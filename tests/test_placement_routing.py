@@ -408,6 +408,11 @@ def test_whole_trace_sweep_within_budget(repo_root: Path, trace_path: Path) -> N
     assert (figs["requests"], figs["references"], figs["wall"]) == (12031, 288500, 182790)
     assert len(figs["rows"]) == len(figs["capacities"]) * len(HOSTS)
     assert figs["claim"]["pooled_rate_reachable"] is False  # the ceiling is below 93.75 %
+    # where the claims' shape appears, as README's placement item says it
+    appears = {tuple(p.split("@")) for p in figs["claim"]["shape_appears"]}
+    caps = figs["capacities"]
+    assert appears == {(r, str(c)) for r in ("random", "round-robin") for c in caps
+                       if c >= 16384} | {("prefix-hash-1", "16384"), ("prefix-hash-1", "65536")}
     schema = Draft202012Validator(load_schema("figures/pooled-placement")["properties"]["routing"])
     assert [e.message for e in schema.iter_errors(figs)] == []
     figs["rows"][0]["routings"]["kv-aware"]["load_spread"] = 0.5  # below 1: impossible
