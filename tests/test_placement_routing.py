@@ -413,6 +413,12 @@ def test_whole_trace_sweep_within_budget(repo_root: Path, trace_path: Path) -> N
     caps = figs["capacities"]
     assert appears == {(r, str(c)) for r in ("random", "round-robin") for c in caps
                        if c >= 16384} | {("prefix-hash-1", "16384"), ("prefix-hash-1", "65536")}
+    window = figs["window"]
+    assert (window["first_line"], window["last_line"], window["requests"]) == (1201, 2000, 800)
+    assert window["claim"]["pooled_rate_reachable"] is False
+    assert {tuple(p.split("@")) for p in window["claim"]["shape_appears"]} == {
+        (r, str(c)) for r in ("random", "round-robin", "prefix-hash-1")
+        for c in window["capacities"][-2:]}
     schema = Draft202012Validator(load_schema("figures/pooled-placement")["properties"]["routing"])
     assert [e.message for e in schema.iter_errors(figs)] == []
     figs["rows"][0]["routings"]["kv-aware"]["load_spread"] = 0.5  # below 1: impossible

@@ -39,7 +39,7 @@ from .instance import (
     load_instance,
 )
 from .lean_instance import LEAN_FILE, farthest_misses, lean_file_text
-from .routing_report import ROUTING_LIMITS, routing_evidence, routing_trace_sweep, write_routing
+from .routing_report import ROUTING_LIMITS, routing_evidence, write_routing_artifacts
 from .solver import certify_instance
 from .sweep import SWEEP_PARAMS, sweep, write_sweep
 
@@ -210,7 +210,7 @@ def check_figures(
 def artifacts(root: Path, out: Path) -> list[Path]:
     """The sweep's table and plot, and the routing table and plot on the shared trace, as
     published next to the certificate."""
-    return svg_and_csv([*write_sweep(out), *write_routing(out, *routing_trace_sweep(root))])
+    return svg_and_csv([*write_sweep(out), *write_routing_artifacts(root, out)])
 
 
 SPEC = ResultSpec(

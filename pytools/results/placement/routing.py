@@ -50,7 +50,7 @@ from numba import njit
 
 from pytools.results.ceiling.bypass import simulate_belady_bypass
 from pytools.results.ceiling.curve import Curve, stack_hits
-from pytools.results.ceiling.lean_instance import TraceRead, read_trace
+from pytools.results.ceiling.lean_instance import CLAIM_WINDOW, TraceRead, read_trace
 from pytools.results.ceiling.trace import TraceError, Window
 
 from .instance import PlacementError
@@ -496,13 +496,29 @@ def check_sweep(sw: RoutingSweep) -> list[str]:
 # --------------------------------------------------------------------------- the trace
 
 
-@functools.lru_cache(maxsize=2)
-def trace_sweep(path: str, sha256: str) -> RoutingSweep:
-    """The sweep of the trace at ``path`` (computed once per content hash: the evidence and
-    the artifacts ask for the same one); the bytes read must be those of ``sha256``."""
-    reqs = trace_requests(Path(path))
-    if reqs.sha256 != sha256:
-        raise TraceError(f"{path}: changed while it was read (sha256 {reqs.sha256}, expected "
-                         f"{sha256})")
-    return run_sweep(reqs)
+#: The claim's window of the trace (lines, 1-based inclusive), as the ceiling result states it.
+CLAIM_LINES: tuple[int, int] = CLAIM_WINDOW
 
+
+@dataclass(frozen=True)
+class TraceSweeps:
+    """The sweep of a whole trace and of the claim's window of it, from one parse."""
+
+    whole: RoutingSweep
+    window: RoutingSweep
+    lines: tuple[int, int]
+
+
+@functools.lru_cache(maxsize=2)
+def trace_sweeps(path: str, sha256: str) -> TraceSweeps:
+    """The sweeps of the trace at ``path`` and of its lines :data:`CLAIM_LINES` (replayed
+    alone, from empty caches), from one parse (computed once per content hash: the evidence
+    and the artifacts ask for the same ones); the bytes read must be those of ``sha256``."""
+    trace = read_trace(Path(path))
+    if trace.sha256 != sha256:
+        raise TraceError(f"{path}: changed while it was read (sha256 {trace.sha256}, expected "
+                         f"{sha256})")
+    first, last = CLAIM_LINES
+    whole = run_sweep(requests_of(trace.requests, trace.name, trace.sha256))
+    window = run_sweep(requests_of(trace.window(first, last), trace.name, trace.sha256))
+    return TraceSweeps(whole, window, CLAIM_LINES)

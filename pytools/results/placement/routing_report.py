@@ -20,13 +20,15 @@ from .instance import PlacementError
 from .routing import (
     BOUND_THEOREM,
     CLAIM_HOSTS,
+    CLAIM_LINES,
     CLAIM_PER_INSTANCE,
     CLAIM_POOLED,
     KV_AWARE_RULE,
     ROUTING_RULES,
     ROUTINGS,
     RoutingSweep,
-    trace_sweep,
+    TraceSweeps,
+    trace_sweeps,
 )
 
 # --------------------------------------------------------------------------- figures
@@ -49,6 +51,10 @@ ROUTING_LIMITS: tuple[str, ...] = (
     "bound holds for the routed trace each produces); the hit rates themselves are Python "
     "simulations, checked against that bound, the wall and each host's own distinct blocks, "
     "not computed by Lean.",
+    "routing.window is the same sweep on the claim's window of the trace (lines "
+    f"{CLAIM_LINES[0]}-{CLAIM_LINES[1]}, the ceiling result's window), replayed alone from "
+    "empty caches: a cache that served the lines before it would face more reuse (the "
+    "ceiling result's warm_start figure).",
     "routing.claim compares the claims' '16 hosts: pooled 93.75 %, per-instance 34 %' shape "
     "with this trace: pooled_rate_reachable says whether any cache can reach 93.75 % here "
     "(the trace's ceiling); shape_appears lists the (routing, capacity) pairs whose "
@@ -295,32 +301,56 @@ def shared_trace(root: Path) -> tuple[Path, str]:
     return path, sha256_file(path)
 
 
-def routing_trace_sweep(root: Path) -> tuple[RoutingSweep, str]:
-    """The sweep of the shared trace of ``root`` and the trace's path as certificates record
-    it (:class:`PlacementError` when the trace is absent or unreadable)."""
+def routing_trace_sweeps(root: Path) -> tuple[TraceSweeps, str]:
+    """The sweeps of the shared trace of ``root`` (whole, and the claim's window) and the
+    trace's path as certificates record it (:class:`PlacementError` when the trace is absent
+    or unreadable)."""
     path, sha = shared_trace(root)
     try:
-        return trace_sweep(str(path), sha), TRACE_INPUT_PATH
+        return trace_sweeps(str(path), sha), TRACE_INPUT_PATH
     except TraceError as exc:
         raise PlacementError(str(exc)) from None
 
 
+def window_label(label: str, lines: tuple[int, int]) -> str:
+    """How a window of the trace is named (as the ceiling result names it)."""
+    return f"{label} (lines {lines[0]}-{lines[1]})"
+
+
 def routing_evidence(root: Path) -> tuple[dict[str, Any], InputFile]:
-    """The ``routing`` figures of the pooled-placement result, from the shared trace, and the
-    trace as an input (path as certificates record it, SHA-256)."""
-    sw, label = routing_trace_sweep(root)
-    return routing_figures(sw, label), InputFile(label, sw.sha256)
+    """The ``routing`` figures of the pooled-placement result, from the shared trace (the
+    whole trace, and under ``window`` the claim's window replayed alone from empty caches),
+    and the trace as an input (path as certificates record it, SHA-256)."""
+    sweeps, label = routing_trace_sweeps(root)
+    first, last = sweeps.lines
+    figures = routing_figures(sweeps.whole, label)
+    figures["window"] = {
+        **routing_figures(sweeps.window, window_label(label, sweeps.lines)),
+        "first_line": first,
+        "last_line": last,
+    }
+    return figures, InputFile(label, sweeps.whole.sha256)
 
 
-#: The files :func:`write_routing` writes.
+#: The files :func:`write_routing` writes (``placement_routing`` or another stem).
 ROUTING_FILES = ("placement_routing.csv", "placement_routing.svg")
 
 
-def write_routing(out_dir: Path, sw: RoutingSweep, label: str) -> list[Path]:
-    """Write the table and the plot into ``out_dir`` (both rendered first, each written
-    atomically)."""
+def write_routing(out_dir: Path, sw: RoutingSweep, label: str,
+                  stem: str = "placement_routing") -> list[Path]:
+    """Write the table and the plot into ``out_dir`` as ``STEM.csv`` and ``STEM.svg`` (both
+    rendered first, each written atomically)."""
     data = (routing_csv(sw, label), routing_svg(sw, label))
-    paths = [Path(out_dir) / name for name in ROUTING_FILES]
+    paths = [Path(out_dir) / f"{stem}.{ext}" for ext in ("csv", "svg")]
     for path, blob in zip(paths, data, strict=True):
         atomic_write_bytes(path, blob)
     return paths
+
+
+def write_routing_artifacts(root: Path, out_dir: Path) -> list[Path]:
+    """The whole trace's and the claim's window's tables and plots, as published next to the
+    certificate."""
+    sweeps, label = routing_trace_sweeps(root)
+    return [*write_routing(out_dir, sweeps.whole, label),
+            *write_routing(out_dir, sweeps.window, window_label(label, sweeps.lines),
+                           "placement_routing_window")]
