@@ -45,6 +45,7 @@ from pytools.results.placement.routing import (
     run_sweep,
     simulate_hosts,
     static_route,
+    sweep_capacities,
 )
 from pytools.results.placement.routing_report import (
     ROUTING_LIMITS,
@@ -185,6 +186,15 @@ def test_static_routes() -> None:
         static_route(r, "prefix-hash-2", 4).tolist()
     with pytest.raises(ValueError, match="unknown static routing"):
         static_route(r, "kv-aware", 4)
+
+
+def test_sweep_capacities_split_evenly_across_every_host_count() -> None:
+    assert sweep_capacities(100, (1, 2, 4, 8, 16), (16, 64, 256)) == (16, 64, 112)
+    assert sweep_capacities(100, (2, 3), (12, 48)) == (12, 48, 102)
+    with pytest.raises(ValueError, match="split evenly"):
+        sweep_capacities(100, (1, 2, 4, 8, 16), (24,))
+    with pytest.raises(PlacementError, match="split evenly"):
+        run_sweep(requests_of([[1, 2], [1, 3]]), hosts=(1, 2), capacities=(3,))
 
 
 def test_requests_are_remapped_densely_in_first_reference_order() -> None:

@@ -146,7 +146,8 @@ def _checked(root: Path, generated: Generated) -> None:
 
 def evidence(root: Path) -> Evidence:
     """Figures of the result ``pooled-placement``, from the committed instance file (which
-    must be exactly the generator's output: a hand-edited instance is refused)."""
+    must be exactly the generator's output: a hand-edited instance is refused), and the
+    routing table (``routing``) from the shared Mooncake trace."""
     path = Path(root) / INSTANCE_PATH
     _checked(root, INSTANCE_FILE)
     inst = load_instance(path)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -379,13 +380,13 @@ class RoutingSweep:
 
 def sweep_capacities(distinct: int, hosts: Sequence[int] = HOSTS,
                      totals: Sequence[int] = TOTAL_CAPACITIES) -> tuple[int, ...]:
-    """The total capacities below the wall, then the wall rounded up to a multiple of the
-    largest host count (every total splits evenly across every host count)."""
-    step = max(hosts)
+    """The total capacities below the wall, then the wall rounded up to a multiple of every
+    host count (every total splits evenly across every host count)."""
+    step = math.lcm(*hosts)
     top = -(-max(distinct, 1) // step) * step
     bad = [c for c in totals if c % step]
     if bad:
-        raise ValueError(f"capacities {bad} do not split evenly across {step} hosts")
+        raise ValueError(f"capacities {bad} do not split evenly across hosts {tuple(hosts)}")
     return (*sorted(c for c in totals if c < distinct), top)
 
 
