@@ -55,6 +55,7 @@ from pytools.results.placement.routing_report import (
     routing_figures,
     routing_svg,
     table_text,
+    write_routing_artifacts,
 )
 from pytools.results.spec import InputFile
 
@@ -405,7 +406,8 @@ SWEEP_BUDGET_S = 60.0
 
 
 @pytest.mark.slow
-def test_whole_trace_sweep_within_budget(repo_root: Path, trace_path: Path) -> None:
+def test_whole_trace_sweep_within_budget(repo_root: Path, trace_path: Path,
+                                         tmp_path: Path) -> None:
     """The evidence's sweep of the shared trace (one parse, every capacity, host count and
     routing) within its one-minute budget, timed in CPU seconds (robust to other processes),
     numba's compiled kernels loaded first; the trace is recorded as an input."""
@@ -429,6 +431,13 @@ def test_whole_trace_sweep_within_budget(repo_root: Path, trace_path: Path) -> N
     assert {tuple(p.split("@")) for p in window["claim"]["shape_appears"]} == {
         (r, str(c)) for r in ("random", "round-robin", "prefix-hash-1")
         for c in window["capacities"][-2:]}
+    # the artifacts: both sweeps' tables and plots, byte for byte the same twice
+    a = write_routing_artifacts(repo_root, tmp_path / "a")
+    b = write_routing_artifacts(repo_root, tmp_path / "b")
+    assert [p.name for p in a] == ["placement_routing.csv", "placement_routing.svg",
+                                   "placement_routing_window.csv",
+                                   "placement_routing_window.svg"]
+    assert [p.read_bytes() for p in a] == [p.read_bytes() for p in b]
     schema = Draft202012Validator(load_schema("figures/pooled-placement")["properties"]["routing"])
     assert [e.message for e in schema.iter_errors(figs)] == []
     figs["rows"][0]["routings"]["kv-aware"]["load_spread"] = 0.5  # below 1: impossible

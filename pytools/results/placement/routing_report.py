@@ -224,7 +224,7 @@ def routing_svg(sw: RoutingSweep, label: str) -> bytes:
     most = max(sw.hosts)
     with matplotlib.rc_context(PLOT_RC):
         fig = Figure(figsize=(10.0, 4.4), dpi=100)
-        fig.subplots_adjust(left=0.06, right=0.985, top=0.86, bottom=0.2, wspace=0.18)
+        fig.subplots_adjust(left=0.06, right=0.985, top=0.86, bottom=0.24, wspace=0.18)
         left, right = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
         p = sw.pooled_at(at)
         for i, name in enumerate(routings):
@@ -248,9 +248,11 @@ def routing_svg(sw: RoutingSweep, label: str) -> bytes:
             ax.set_ylabel("hit rate (% of block references)")
             ax.grid(True, alpha=0.3)
         left.set_xticks(list(sw.hosts), [str(h) for h in sw.hosts])
+        left.minorticks_off()
         left.set_xlabel(f"hosts (total memory {at:,} blocks, split evenly)")
         right.set_xticks(list(sw.capacities), [f"{c:,}" for c in sw.capacities],
-                         fontsize=6.5)
+                         fontsize=6.5, rotation=35, ha="right")
+        right.minorticks_off()
         right.set_xlabel(f"total capacity (blocks), {most} hosts")
         left.text(sw.hosts[0], ceiling, f" ceiling {ceiling:.2f} % (wall)", fontsize=7,
                   va="bottom", color="dimgrey")
