@@ -1,5 +1,6 @@
-"""``pytools placement``: solve the committed instance, run the sweep, print the evidence (the
-generated instance and Lean block: ``pytools regenerate pooled-placement``)."""
+"""``pytools placement``: solve the committed instance, run the sweep, sweep the routings on a
+trace (``routing``), print the evidence (the generated instance and Lean block: ``pytools
+regenerate pooled-placement``)."""
 
 from __future__ import annotations
 
