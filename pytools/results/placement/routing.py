@@ -3,8 +3,8 @@
 On a block-reference trace (the shared Mooncake conversation trace, read once by the ceiling
 result's parser :func:`pytools.results.ceiling.lean_instance.read_trace`), at equal total
 memory: a *total capacity* C (blocks) is either one pooled cache of C blocks, or ``hosts``
-per-instance caches of C / hosts blocks each (every total capacity here is a multiple of the
-largest host count, so the split is exact and the per-host capacities sum to C). Each
+per-instance caches of C / hosts blocks each (every total capacity here is a multiple of
+every host count, so the split is exact and the per-host capacities sum to C). Each
 per-instance cache is LRU and serves only the requests routed to its host; a request is
 routed whole (all of its ``hash_ids``, in order, to one host). The routings:
 
@@ -60,7 +60,7 @@ from .instance import PlacementError
 HOSTS: tuple[int, ...] = (1, 2, 4, 8, 16)
 
 #: Total capacities (blocks) of the sweep, below the wall; the wall rounded up to a multiple
-#: of the largest host count is added (pooled caching reaches the wall there).
+#: of every host count is added (pooled caching reaches the wall there).
 TOTAL_CAPACITIES: tuple[int, ...] = (256, 1024, 4096, 16384, 65536, 131072)
 
 #: The routings, in table order.
