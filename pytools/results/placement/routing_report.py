@@ -186,7 +186,7 @@ def routing_csv(sw: RoutingSweep, label: str) -> bytes:
     buf = io.StringIO()
     buf.write(f"# source: {label}\n# sha256: {sw.sha256}\n")
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["capacity", "hosts", "host_capacity", "wall_percent_ceiling",
+    writer.writerow(["capacity", "hosts", "host_capacity", "ceiling_percent",
                      "pooled_lru_percent", "pooled_belady_percent",
                      "pooled_belady_bypass_percent",
                      *(f"{n}_percent" for n in routings), *(f"{n}_spread" for n in routings)])
