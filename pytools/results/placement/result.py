@@ -39,6 +39,7 @@ from .instance import (
     load_instance,
 )
 from .lean_instance import LEAN_FILE, farthest_misses, lean_file_text
+from .routing_report import ROUTING_LIMITS, routing_evidence, write_routing_artifacts
 from .solver import certify_instance
 from .sweep import SWEEP_PARAMS, sweep, write_sweep
 
@@ -120,6 +121,7 @@ RESULT_LIMITS: tuple[str, ...] = (
     "from it: the committed instance has sizes.",
     "The sweep uses small generated instances (one stream, 1..16 hosts); its hit rates "
     "illustrate the trend and are not measurements.",
+    *ROUTING_LIMITS,
 )
 
 
@@ -144,7 +146,8 @@ def _checked(root: Path, generated: Generated) -> None:
 
 def evidence(root: Path) -> Evidence:
     """Figures of the result ``pooled-placement``, from the committed instance file (which
-    must be exactly the generator's output: a hand-edited instance is refused)."""
+    must be exactly the generator's output: a hand-edited instance is refused), and the
+    routing table (``routing``) from the shared Mooncake trace."""
     path = Path(root) / INSTANCE_PATH
     _checked(root, INSTANCE_FILE)
     inst = load_instance(path)
@@ -154,9 +157,10 @@ def evidence(root: Path) -> Evidence:
     figures["sweep_seed"] = SWEEP_PARAMS["seed"]
     figures["sweep_params"] = dict(SWEEP_PARAMS)
     figures["sweep"] = sweep()
+    figures["routing"], trace_input = routing_evidence(root)
     return Evidence(
         figures=figures,
-        inputs=(InputFile(INSTANCE_PATH.as_posix(), sha256_file(path)),),
+        inputs=(InputFile(INSTANCE_PATH.as_posix(), sha256_file(path)), trace_input),
     )
 
 
@@ -205,8 +209,9 @@ def check_figures(
 
 
 def artifacts(root: Path, out: Path) -> list[Path]:
-    """The sweep's table and plot, as published next to the certificate."""
-    return svg_and_csv(write_sweep(out))
+    """The sweep's table and plot, and the routing table and plot on the shared trace, as
+    published next to the certificate."""
+    return svg_and_csv([*write_sweep(out), *write_routing_artifacts(root, out)])
 
 
 SPEC = ResultSpec(
