@@ -32,7 +32,8 @@ SOURCES = (
     "Proofs/Placement/Farthest.lean",
 )
 WINDOW_RUNS = re.compile(r"theorem runsRun_windowRunPages :\n"
-                         r"    (runsRun \d+ \d+ \d+ windowRunPages)\n      ⟨(\d+), (\d+), (\d+), (\d+), true⟩ = "
+                         r"    (runsRun \d+ \d+ \d+ windowRunPages)\n"
+                         r"      ⟨(\d+), (\d+), (\d+), (\d+), true⟩ = "
                          r"⟨(\d+), (\d+), (\d+), (\d+), true⟩ := by")
 COUNT_CALL = re.compile(r"\(count (\d+) (\d+) (\d+) windowPages\)")
 FIRST_LINE = re.compile(r"^  \[\[0x([0-9a-f]+),$", re.M)
