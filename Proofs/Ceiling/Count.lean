@@ -34,6 +34,13 @@ the stream's length and its number of distinct blocks (`distinct` of `Proofs.Cei
 a concrete stream and proves them with `decide +kernel` through `length_distinct_of_count`:
 the kernel runs the pass itself; `run_append` lets a long stream be counted in segments, one
 declaration each.
+
+**Runs.** A stream numbered in first-occurrence order is mostly runs of consecutive blocks;
+`unpackRuns` reads pages whose slots each hold a run, and `runsRun` visits a run in one step.
+`runsRun_spec`: whenever that pass keeps `ok`, its counter is the block-by-block pass's; hence
+`length_distinct_of_runs` (length and distinct blocks) and `length_distinct_sdiff_of_runs`
+(the length of a second stream and its distinct blocks absent from the first, the count the
+warm-window bound needs).
 -/
 
 @[expose] public section
