@@ -2663,8 +2663,7 @@ noncomputable def traceAfter : List Nat :=
 -- noncomputable: calls `unpackRuns`.
 /-- The block stream of the whole trace, every line in file order. -/
 noncomputable def trace : List Nat :=
-  unpackRuns 8 26 13
-    (beforePages ++ windowRunPages ++ afterPages)
+  unpackRuns 8 26 13 (beforePages ++ windowRunPages ++ afterPages)
 
 /-- The whole trace is the lines before the window, the window and the lines after it. -/
 theorem trace_eq_append : trace = traceBefore ++ traceWindow ++ traceAfter := by
@@ -2742,6 +2741,7 @@ references, of which 12930 distinct blocks never occur in lines 1–1200. -/
 theorem traceWindow_length_new :
     traceWindow.length = warmReferences ∧
       distinct (traceWindow.filter (· ∉ traceBefore)) = warmNew := by
+  -- `have` first: elaborated against the goal at once, the term unfolds the counts too deeply.
   have h := length_distinct_sdiff_of_runs runsRun_beforePages runsRun_windowRunPages rfl
   exact h
 
