@@ -44,6 +44,22 @@ class Planted:
                 and first <= d.line <= last]
 
 
+def import_closure(module: str) -> tuple[str, ...]:
+    """The source files of ``module`` and of every library module it imports, transitively
+    (a planted copy of one module needs them all, and no more, to build)."""
+    from pytools.lean.modules import discover, local_imports
+
+    modules = discover(project_root())
+    seen: dict[str, None] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen[name] = None
+            todo += local_imports(modules[name], modules)
+    return tuple(sorted(modules[name].path.as_posix() for name in seen))
+
+
 def project_copy(root: Path, sources: tuple[str, ...]) -> Path:
     """A project at ``root`` holding copies of the repository's ``sources`` and, when the
     repository was built, its build folder (after ``certify --check`` only the fixture

@@ -287,16 +287,12 @@ def test_simulation_module_rejects_a_wrong_example(
 ) -> None:
     """A planted wrong pooled miss count (0 instead of 1) in the strict-case witness of
     Simulation.lean is refused by Lean: the `decide` there checks the numbers."""
-    import shutil
+    from planted import import_closure, project_copy
 
     from pytools.lean import build as b
 
-    root = tmp_path / "proj"
-    placement = root / "Proofs" / "Placement"
-    placement.mkdir(parents=True)
-    for name in ("Wall.lean", "Simulation.lean"):
-        shutil.copyfile(repo_root / "Proofs" / "Placement" / name, placement / name)
-    sim = placement / "Simulation.lean"
+    root = project_copy(tmp_path / "proj", import_closure("Proofs.Placement.Simulation"))
+    sim = root / "Proofs" / "Placement" / "Simulation.lean"
     text = sim.read_text(encoding="utf-8")
     marker = "([(0, 1), (1, 1)] : List (Nat × Nat)) = 1 := by\n  decide"
     assert text.count(marker) == 1
