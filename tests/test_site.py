@@ -51,17 +51,13 @@ from pytools.publish.site.display import (
 )
 from pytools.publish.site.evidence import CHECK_LABELS, EVIDENCE_STATES, RULES
 from pytools.publish.site.page import CODES_SLOT, build_site, count_words, verifier_script
+from pytools.publish.site.plots import HALF_ROW_PX, LEGIBLE, ROW_PX, Plot, svg_size
 from pytools.publish.site.release import (
-    HALF_ROW_PX,
-    LEGIBLE,
     PRODUCT_RESULTS,
-    ROW_PX,
-    Plot,
     Release,
     SiteError,
     build_samples,
     load_release,
-    svg_size,
     tamper,
 )
 from pytools.publish.validation import KEYWORDS, SCHEMA_DIALECT, package_schemas
