@@ -51,9 +51,10 @@ The library's root: importing `Proofs` brings every published result.
   runs it and counts the wall's misses (optimal there); `Proofs.Placement.Optimal` — at every
   capacity (blocks counted), Belady with bypass is the optimum of every demand-fetch policy
   that fits: one class for the ceiling's and placement's optimality results;
-  `Proofs.Placement.Simulation` — at every capacity, under every routing, a pooled demand-fetch cache with the summed capacity
-  misses no more than per-instance caches (strictly less when a request misses on its host
-  while another host caches its block).
+  `Proofs.Placement.Simulation` — at every capacity, under every routing, a pooled
+  demand-fetch cache with the summed capacity misses no more than per-instance caches
+  (strictly less when a request misses on its host while another host caches its block), so
+  pooled Belady with bypass at the summed capacity bounds every routing's misses from below.
 * `Proofs.Leak.Salted` — a prefix cache keyed by (salt, block) with a keyed salt bound at
   admission: zero cross-tenant leak for every history, full own reuse, T copies of a shared
   prefix; an exact design of the isolation floor; unsalted or client-chosen salts leak.

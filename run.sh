@@ -3,7 +3,8 @@
 #   bash run.sh certify [ARGS]  build the Lean library, audit it, emit certificates/
 #   bash run.sh test    [ARGS]  the whole test suite: fast tests, the engine tests (vLLM and
 #                               SGLang installed into .venv-engines by .ci/engines/install.sh,
-#                               vLLM's CPU server into .venv-served by .ci/served/install.sh),
+#                               vLLM's CPU server into .venv-served by .ci/served/install.sh,
+#                               LMCache into .venv-lmcache by .ci/lmcache/install.sh),
 #                               the Lean-backed tests, browser tests, and `certify --check`
 # Needs only python3 (3.11+), npm and git. Python packages go into .venv; the registry
 # Lean (npm) is installed only when no native `lean` answers.
@@ -73,16 +74,20 @@ case "$cmd" in
     engines_log=$(mktemp)
     engines_pid=
     served_pid=
+    lmcache_pid=
     if [ "${PYTOOLS_ENGINES:-}" = skip ] && [ -z "${CI:-}" ]; then
       log "PYTOOLS_ENGINES=skip: not installing the engines; the engine tests will skip"
     else
-      log "engine installs started in the background (.ci/engines/install.sh, .ci/served/install.sh)"
+      log "engine installs started in the background (.ci/engines, .ci/served, .ci/lmcache)"
       estart=$(date +%s)
       bash .ci/engines/install.sh > "$engines_log" 2>&1 &
       engines_pid=$!
       served_log=$(mktemp)
       bash .ci/served/install.sh > "$served_log" 2>&1 &
       served_pid=$!
+      lmcache_log=$(mktemp)
+      bash .ci/lmcache/install.sh > "$lmcache_log" 2>&1 &
+      lmcache_pid=$!
     fi
     log "fast tests"
     "$PY" -m pytest -q -m "not lean and not browser and not engines" "$@"
@@ -114,7 +119,16 @@ case "$cmd" in
         log "served-engine install failed: the served-engine test will skip"
       fi
     fi
-    log "engine tests (vLLM and SGLang cache code: .ci/engines; a served vLLM: .ci/served)"
+    if [ -n "$lmcache_pid" ]; then
+      lrc=0; wait "$lmcache_pid" || lrc=$?
+      cat "$lmcache_log" >&2
+      rm -f "$lmcache_log"
+      if [ "$lrc" != 0 ]; then
+        [ -n "${CI:-}" ] && { log "LMCache install failed (CI): failing"; exit 1; }
+        log "LMCache install failed: the LMCache test will skip"
+      fi
+    fi
+    log "engine tests (vLLM and SGLang cache code: .ci/engines; a served vLLM: .ci/served; LMCache: .ci/lmcache)"
     rc=0; "$PY" -m pytest -q -m engines -rs "$@" || rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
     log "all tests passed in $(( $(date +%s) - start ))s"

@@ -11,4 +11,4 @@ cd "$(dirname "$0")/.."
 PY=${1:?usage: bash benchmarks/served_gpu.sh GPU_PYTHON [OUT]}
 OUT=${2:-artifacts/served-gpu.json}
 "$PY" -c "import torch, vllm; assert torch.cuda.is_available(), 'no CUDA device'; print('vllm', vllm.__version__, torch.cuda.get_device_name(0))"
-exec .venv/bin/python -m pytools leak serve --python "$PY" --shape llama-8b --out "$OUT"
+exec .venv/bin/pytools leak serve --python "$PY" --shape llama-8b --out "$OUT"

@@ -3,12 +3,21 @@ Lean toolchain."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from pytools.paths import mooncake_trace, project_root
+
+
+def missing(reason: str) -> None:
+    """A component a test needs is absent: skip, saying why; in CI (``$CI`` set) fail, since
+    there a missing component is a failed install, never a reason to test less."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI: a missing component is a failure)", pytrace=False)
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
@@ -21,7 +30,7 @@ def trace_path(repo_root: Path) -> Path:
     """The public Mooncake trace in the shared data; a test that takes it skips without it."""
     path = mooncake_trace(repo_root)
     if not path.is_file():
-        pytest.skip(f"shared Mooncake trace absent at {path} (set PYTOOLS_SHARED; see "
+        missing(f"shared Mooncake trace absent at {path} (set PYTOOLS_SHARED; see "
                     "data/mooncake/README.md)")
     return path
 
@@ -34,12 +43,12 @@ def engines_py(repo_root: Path) -> Path:
 
     py = engines_python(repo_root)
     if not py.is_file():
-        pytest.skip(f"no engines venv at {py}: run `bash .ci/engines/install.sh` "
+        missing(f"no engines venv at {py}: run `bash .ci/engines/install.sh` "
                     "(or set $PYTOOLS_ENGINES_PYTHON)")
     probe = subprocess.run([str(py), "-c", "import vllm, sglang"], capture_output=True,
                            text=True, timeout=600)
     if probe.returncode != 0:
-        pytest.skip(f"the engines venv {py} cannot import vllm and sglang: "
+        missing(f"the engines venv {py} cannot import vllm and sglang: "
                     f"{probe.stderr.strip().splitlines()[-1:]}")
     return py
 
@@ -52,7 +61,7 @@ def served_py(repo_root: Path) -> Path:
 
     py = served_python(repo_root)
     if not py.is_file():
-        pytest.skip(f"no served-engine venv at {py}: run `bash .ci/served/install.sh` "
+        missing(f"no served-engine venv at {py}: run `bash .ci/served/install.sh` "
                     "(or set $PYTOOLS_SERVED_PYTHON)")
     return py
 
@@ -65,4 +74,4 @@ def real_toolchain():
     try:
         return find_toolchain()
     except ToolchainError as exc:
-        pytest.skip(f"no Lean toolchain: {exc}")
+        missing(f"no Lean toolchain: {exc}")

@@ -10,8 +10,10 @@ import contextlib
 import http.client
 import json
 import logging
+import os
 import secrets
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -786,3 +788,22 @@ def test_bench_measures_overhead() -> None:
 
     r = measure(requests=20, warmup=3)
     assert r.requests == 20 and r.proxied_median_ms > 0 and r.direct_median_ms > 0
+
+
+def test_a_started_server_that_logs_more_than_a_pipe_holds_keeps_running(tmp_path: Path) -> None:
+    """A started server's output is read to the end: the proxy logs every request, and an
+    unread pipe (64 KiB) once blocked it mid-run (a served run hung after ~2,000 requests).
+    The child writes 1 MiB after ``LISTENING``, then a marker file; unread, it never gets
+    there."""
+    from pytools.admission.bench import started
+
+    marker = tmp_path / "done"
+    child = ("import sys, pathlib\nprint('LISTENING http://127.0.0.1:1', flush=True)\n"
+             "for _ in range(1024):\n    print('x' * 1023, flush=True)\n"
+             f"pathlib.Path({str(marker)!r}).write_text('ok')\nsys.stdin.read()\n")
+    with started([sys.executable, "-c", child], dict(os.environ)) as url:
+        assert url == "http://127.0.0.1:1"
+        deadline = time.monotonic() + 20
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), "the server blocked on a full output pipe"

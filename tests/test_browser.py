@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from bundles import forge_pair, make_release, weaken_floor, write_public_key
+from conftest import missing
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pytools.publish.keys import load_trusted_keys
@@ -106,7 +107,7 @@ def _chromium() -> str:
     ):
         if candidate and Path(candidate).is_file():
             return candidate
-    pytest.skip("no Chromium found (run .ci/install-browser.sh or set PYTOOLS_CHROMIUM)")
+    missing("no Chromium found (run .ci/install-browser.sh or set PYTOOLS_CHROMIUM)")
 
 
 @pytest.fixture(scope="module")

@@ -35,6 +35,7 @@ EXCLUDED: dict[str, str] = {
                  "(its bad tenants and secret files: tests/test_bad_input.py, test_admission.py)",
     "leak run": "runs the serving engines (vLLM, SGLang) or a vLLM server over HTTP",
     "leak probe": "runs the serving engines' cache code (vLLM, SGLang)",
+    "leak serve": "starts a vLLM server and the admission proxy (network listeners, minutes)",
 }
 
 #: Roles of a file parameter: what it is, hence which bad values it gets.
@@ -70,11 +71,16 @@ def _specs() -> dict[str, Spec]:
         "keygen": Spec(("keygen", "{private}", "{public}"),
                        {"private": (OUT_FILE, "new"), "public": (OUT_FILE, "new2")}),
         "leak": Spec(("leak", "--root", "{root}", "show"), {"root": (IN_DIR, "dir")}),
+        "leak price": Spec(("leak", "price", "--trace", "{trace}", "--out", "{out}"),
+                           {"trace": (IN_FILE, "trace"), "out": (OUT_DIR, "new")}),
         "placement": Spec(("placement", "--root", "{root}", "solve"), {"root": (IN_DIR, "dir")}),
         "placement solve": Spec(("placement", "solve", "--instance", "{instance}"),
                                 {"instance": (IN_FILE, "json")}),
         "placement sweep": Spec(("placement", "sweep", "--out", "{out}"),
                                 {"out": (OUT_DIR, "new")}),
+        "placement routing": Spec(("placement", "routing", "--trace", "{trace}", "--out",
+                                   "{out}", "--quiet"),
+                                  {"trace": (IN_FILE, "trace"), "out": (OUT_DIR, "new")}),
         "placement windows": Spec(("placement", "windows", "--trace", "{file}", "--out",
                                    "{out}", "--first-lines", "1", "--time-limit", "5"),
                                   {**trace, "out": (OUT_FILE, "new")}),

@@ -269,9 +269,9 @@ def _copy_with_tampered_evidence(repo_root: Path, root: Path, tamper: Any) -> Pa
     for rel in result.CODE_INPUTS:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes((repo_root / rel).read_bytes())
-    for engine in ("vllm", "sglang"):  # the prime-and-probe records, untouched
-        rel = Path("data") / "leak" / f"probe-{engine}.json"
-        (root / rel).write_bytes((repo_root / rel).read_bytes())
+    for record in sorted((repo_root / "data" / "leak").glob("*.json")):  # the others, untouched
+        if not (root / "data" / "leak" / record.name).exists():
+            (root / "data" / "leak" / record.name).write_bytes(record.read_bytes())
     return root
 
 

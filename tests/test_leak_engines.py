@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import missing
 
 from pytools.results.leak.evidence import evidence_path
 
@@ -83,11 +84,11 @@ def lmcache_py(repo_root: Path) -> Path:
 
     py = engines_python(repo_root, engine="lmcache")
     if not py.is_file():
-        pytest.skip(f"no LMCache venv at {py} (set $PYTOOLS_LMCACHE_PYTHON)")
+        missing(f"no LMCache venv at {py} (set $PYTOOLS_LMCACHE_PYTHON)")
     done = in_engines(py, repo_root, "-c", "import lmcache.v1.distributed.eviction_policy",
                       timeout=300)
     if done.returncode != 0:
-        pytest.skip(f"{py} cannot import LMCache: {done.stderr[-500:]}")
+        missing(f"{py} cannot import LMCache: {done.stderr[-500:]}")
     return py
 
 

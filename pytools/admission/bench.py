@@ -18,10 +18,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -54,6 +56,11 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[rank - 1]
 
 
+def _discard(stream: IO[str]) -> None:
+    for _ in stream:
+        pass
+
+
 @contextlib.contextmanager
 def started(args: list[str], env: dict[str, str], timeout_s: float = 60.0) -> Iterator[str]:
     """Start a server process that prints ``LISTENING <url>``; yield the URL; stop it."""
@@ -72,6 +79,9 @@ def started(args: list[str], env: dict[str, str], timeout_s: float = 60.0) -> It
                 break
         if url is None:
             raise RuntimeError(f"{args[2:]} did not start (exit {proc.poll()})")
+        # The server logs every request to this pipe: read it to the end, or once the pipe's
+        # buffer (64 KiB) is full the server blocks on its next log line and stops answering.
+        threading.Thread(target=_discard, args=(proc.stdout,), daemon=True).start()
         yield url
     finally:
         if proc.stdin:

@@ -16,6 +16,7 @@ engines' interpreter (``--python``, else ``$PYTOOLS_ENGINES_PYTHON``, else
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -278,6 +279,7 @@ def check_cmd(root: Path, engine: tuple[str, ...]) -> None:
 def price_cmd(root: Path, trace: Path | None, out: Path | None) -> None:
     """The price of isolation: hit rates of the unsalted and salted shared pools and of the
     partitioned cache (quotas by traffic, equal quotas) at equal memory, derived tenants."""
+    from pytools.files import require_writable
     from pytools.paths import mooncake_trace, sha256_file
 
     from .price import PriceError, figures, price_of_trace
@@ -285,17 +287,30 @@ def price_cmd(root: Path, trace: Path | None, out: Path | None) -> None:
 
     path = trace or mooncake_trace(root)
     try:
+        if out is not None:  # refuse an unwritable folder before minutes of simulation,
+            # creating nothing yet (a failed run leaves no folder behind)
+            existing = next(p for p in (out, *out.absolute().parents) if p.exists())
+            if not existing.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, "Not a directory (a file stands there)",
+                                         str(existing))
+            require_writable(existing)
         doc = figures(price_of_trace(path), str(path))
     except PriceError as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"{exc.filename or out}: {exc.strerror or exc}") from None
     t = doc["trace"]
     click.echo(f"{path}: {t['requests']} requests, {t['references']} block references, "
                f"{t['distinct']} distinct, {t['conversations']} conversations, system block "
                f"{t['system_block']}")
     click.echo(price_table(doc["table"]), nl=False)
     if out is not None:
-        for written in write_price(out, doc["table"], sha256_file(path)):
-            click.echo(f"wrote {written}")
+        try:
+            written = write_price(out, doc["table"], sha256_file(path))
+        except OSError as exc:
+            raise click.ClickException(f"{exc.filename or out}: {exc.strerror or exc}") from None
+        for file in written:
+            click.echo(f"wrote {file}")
 
 
 @main.command("evidence")

