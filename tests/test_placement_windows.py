@@ -269,15 +269,44 @@ def test_quick_solve_of_a_small_real_window(real_trace: Path) -> None:
     assert entry["objective"] > entry["distinct_blocks"]
 
 
-def test_committed_record_checks(real_trace: Path) -> None:
-    """The committed record re-checks against the shared trace (what certify does)."""
+@pytest.fixture(scope="module")
+def committed(real_trace: Path) -> dict[str, Any]:
+    """The figures of the committed record, re-checked against the shared trace."""
     from pytools.paths import project_root
     from pytools.results.placement.windows import windows_evidence
 
     root = project_root()
     if not (root / WINDOWS_PATH).is_file():
         pytest.skip("no committed record")
-    ev = windows_evidence(root)
-    largest = ev.figures["largest"]
+    return windows_evidence(root).figures
+
+
+def test_committed_record_checks(committed: dict[str, Any]) -> None:
+    """The committed record re-checks against the shared trace (what certify does)."""
+    largest = committed["largest"]
     assert largest["status"] == OPTIMAL
     assert largest["objective"] == largest["bound"] == largest["belady_bypass_misses"]
+
+
+def test_limits_state_the_committed_windows(committed: dict[str, Any]) -> None:
+    """The result's limits name the window sizes, the capacity and the time limit of the
+    committed record (a new record with other windows must update them) and the figures
+    meet their schema."""
+    from jsonschema import Draft202012Validator
+
+    from pytools.publish.validation import load_schema
+    from pytools.results.placement.result import RESULT_LIMITS
+
+    figures = committed
+    schema = load_schema("figures/pooled-placement")["properties"]["optimum_windows"]
+    assert not list(Draft202012Validator(schema).iter_errors(figures))
+    (limit,) = [text for text in RESULT_LIMITS if text.startswith("optimum_windows")]
+    spans = [f"{w['first_line']}-{w['last_line']}" for w in figures["windows"]]
+    assert ", ".join(spans[:-1]) + f" and {spans[-1]}" in limit
+    largest = figures["largest"]
+    assert f"{largest['references']:,} references, {largest['wall']:,} distinct" in limit
+    assert f"capacity the wall needs ({largest['capacity']:,} blocks" in limit
+    stop = figures["not_proved"]
+    assert f"lines {stop['first_line']}-{stop['last_line']} not proved" in limit
+    assert f"a limit of {figures['time_limit_deterministic_seconds']:g} deterministic" in limit
+    assert figures["solver_params"]["num_workers"] == 1 and "one worker" in limit
