@@ -310,3 +310,10 @@ def test_limits_state_the_committed_windows(committed: dict[str, Any]) -> None:
     assert f"lines {stop['first_line']}-{stop['last_line']} not proved" in limit
     assert f"a limit of {figures['time_limit_deterministic_seconds']:g} deterministic" in limit
     assert figures["solver_params"]["num_workers"] == 1 and "one worker" in limit
+
+
+def test_a_ladder_that_proves_nothing_is_refused(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    trace.write_bytes(b'{"hash_ids": [1, 2]}\n{"hash_ids": [3]}\n')  # no block used twice
+    with pytest.raises(PlacementError, match="no window of the ladder was proved OPTIMAL"):
+        run_ladder(trace, Ladder(first_lines=1), "trace")

@@ -177,13 +177,15 @@ def ladder_windows(ladder: Ladder, lines: int) -> list[tuple[int, int]]:
     return windows
 
 
-def run_ladder(trace_path: Path, ladder: Ladder, record_path: str,
+def run_ladder(trace_path: Path, ladder: Ladder, trace_name: str,
                report: Callable[[dict[str, Any]], None] | None = None,
                params: dict[str, Any] | None = None) -> dict[str, Any]:
     """Solve the ladder's windows of the trace until one is not OPTIMAL; return the record.
 
-    ``record_path`` is how the record names the trace. Windows in which no block is requested
+    ``trace_name`` is how the record names the trace. Windows in which no block is requested
     twice (wall capacity 0: nothing to decide) are skipped. ``report`` gets each entry.
+    Raises :class:`PlacementError` when no window is proved OPTIMAL (a record would certify
+    nothing).
     """
     params = dict(PAGING_PARAMS if params is None else params)
     start = time.perf_counter()
@@ -203,9 +205,12 @@ def run_ladder(trace_path: Path, ladder: Ladder, record_path: str,
             stopped = entry
             break
         solved.append(entry)
+    if not solved:
+        raise PlacementError(f"{trace_path}: no window of the ladder was proved OPTIMAL "
+                             "(none reuses a block, or the first hit the limit)")
     return {
         "format": RECORD_FORMAT,
-        "trace": {"path": record_path, "sha256": trace.sha256},
+        "trace": {"path": trace_name, "sha256": trace.sha256},
         "model": MODEL,
         "capacity_fraction": [ladder.fraction.numerator, ladder.fraction.denominator],
         "ladder": {"first_line": ladder.first_line, "first_lines": ladder.first_lines,
