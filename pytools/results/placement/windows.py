@@ -75,7 +75,7 @@ class Ladder:
     growth: int = 2
     max_lines: int | None = None
     fraction: Fraction = Fraction(1, 2)
-    time_limit: float = 3.0
+    time_limit: float = 8.0
 
     def __post_init__(self) -> None:
         if self.first_line < 1 or self.first_lines < 1 or self.growth < 2:
