@@ -6,6 +6,7 @@ public import Proofs.Ceiling.Policies
 public import Proofs.Ceiling.Bypass
 public import Proofs.Ceiling.Count
 public import Proofs.Ceiling.Mooncake
+public import Proofs.Ceiling.MooncakeTrace
 public import Proofs.Kernel.Model
 public import Proofs.Kernel.Invariants
 public import Proofs.Kernel.Custody
@@ -34,8 +35,10 @@ The library's root: importing `Proofs` brings every published result.
   hits, stack distances). `Proofs.Ceiling.Bypass` — with bypass (a policy may decline to
   store a missed block), Belady with bypass is optimal at every capacity, at least Belady
   without bypass, strictly on `[1, 2, 1]` at capacity 1, equal once capacity ≥ distinct.
-* `Proofs.Ceiling.Count` — a counting pass proved to compute (length, distinct) of a packed
-  stream; `Proofs.Ceiling.Mooncake` has the kernel count the public claim's window with it.
+* `Proofs.Ceiling.Count` — counting passes proved to compute (length, distinct) of a packed
+  stream, one block or one run of consecutive blocks a step; `Proofs.Ceiling.Mooncake` has the
+  kernel count the public claim's window from an empty cache, `Proofs.Ceiling.MooncakeTrace`
+  the whole trace and the window after the lines before it (the warm figure).
 * `Proofs.Kernel.Model` — the single-owner state-movement kernel (several blocks,
   kernel-issued capabilities and tickets) and a system around it (holders' tokens, a network
   that delays, duplicates, reorders and drops); `Proofs.Kernel.Invariants` — stale tokens

@@ -4,7 +4,9 @@ The committed modules are compiled (and audited) by ``certify --check``. Here on
 module, compiled once and shared by every test below, restates the kernel-computed counts
 of ``Proofs/Ceiling/Mooncake.lean`` and ``Proofs/Placement/Farthest.lean`` with planted
 defects, each in its own theorem: a wrong distinct count of the window, the window's stream
-with one block changed, a wrong farthest-next-use miss count. The kernel must reject each of
+with one block changed, a wrong farthest-next-use miss count, and (from
+``Proofs/Ceiling/MooncakeTrace.lean``) one more new block of the warm window than the kernel
+counts. The kernel must reject each of
 them (an error inside that theorem), and accept the one correct control theorem: so the counts
 are really computed by Lean, not assumed.
 """
@@ -25,9 +27,14 @@ SOURCES = (
     "Proofs/Ceiling/Cache.lean",
     "Proofs/Ceiling/Count.lean",
     "Proofs/Ceiling/Mooncake.lean",
+    "Proofs/Ceiling/MooncakeTrace.lean",
     "Proofs/Placement/Wall.lean",
     "Proofs/Placement/Farthest.lean",
 )
+WINDOW_RUNS = re.compile(r"theorem runsRun_windowRunPages :\n"
+                         r"    (runsRun \d+ \d+ \d+ windowRunPages)\n"
+                         r"      ⟨(\d+), (\d+), (\d+), (\d+), true⟩ = "
+                         r"⟨(\d+), (\d+), (\d+), (\d+), true⟩ := by")
 COUNT_CALL = re.compile(r"\(count (\d+) (\d+) (\d+) windowPages\)")
 FIRST_LINE = re.compile(r"^  \[\[0x([0-9a-f]+),$", re.M)
 
@@ -56,7 +63,26 @@ def changed_first_line(text: str) -> tuple[int, int, int, int]:
     raise AssertionError("no single-block change breaks the counts")  # pragma: no cover
 
 
-def planted_module(text: str) -> tuple[str, dict[str, tuple[int, int]]]:
+def warm_blocks(trace_text: str) -> dict[str, str]:
+    """The run pass over the window (from the state lines 1-1200 leave) with one more new
+    block than the kernel counts (planted), and as committed (control)."""
+    found = WINDOW_RUNS.search(trace_text)
+    call = found.group(1)
+    s = [int(g) for g in found.groups()[1:5]]
+    t = [int(g) for g in found.groups()[5:9]]
+    start = f"⟨{s[0]}, {s[1]}, {s[2]}, {s[3]}, true⟩"
+
+    def theorem(name: str, end: list[int]) -> str:
+        return (f"theorem {name} :\n    {call}\n      {start} =\n"
+                f"        ⟨{end[0]}, {end[1]}, {end[2]}, {end[3]}, true⟩ := by\n"
+                "  decide +kernel\n")
+
+    return {"wrong_warm_new": theorem("wrong_warm_new", [t[0], t[1] + 1, t[2] + 1, t[3]]),
+            "warm_control": theorem("warm_control", t)}
+
+
+def planted_module(text: str, trace_text: str | None = None
+                   ) -> tuple[str, dict[str, tuple[int, int]]]:
     w, m, base, line = changed_first_line(text)
     call = f"count {w} {m} {base}"
     blocks = {
@@ -85,7 +111,10 @@ theorem changed_block :
   decide +kernel
 """,
     }
+    if trace_text is not None:
+        blocks.update(warm_blocks(trace_text))
     out = ["module", "", "public import Proofs.Ceiling.Mooncake",
+           "public import Proofs.Ceiling.MooncakeTrace",
            "public import Proofs.Placement.Farthest", "",
            "open KVCache.Ceiling.Packed KVCache.Ceiling.Mooncake KVCache.Placement", "",
            "namespace Planted", ""]
@@ -102,7 +131,8 @@ theorem changed_block :
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory, real_toolchain) -> Planted:
     root = project_copy(tmp_path_factory.mktemp("planted") / "proj", SOURCES)
-    text, ranges = planted_module((ROOT / SOURCES[2]).read_text(encoding="utf-8"))
+    text, ranges = planted_module((ROOT / SOURCES[2]).read_text(encoding="utf-8"),
+                                  (ROOT / SOURCES[3]).read_text(encoding="utf-8"))
     (root / "Proofs" / "Planted.lean").write_text(text, encoding="utf-8")
     return Planted(build(root, real_toolchain, jobs=1, roots=("Proofs",)), ranges)
 
@@ -111,6 +141,9 @@ def test_the_planted_change_breaks_the_python_counts() -> None:
     text = (ROOT / SOURCES[2]).read_text(encoding="utf-8")
     module, ranges = planted_module(text)
     assert set(ranges) == {"wrong_distinct", "changed_block", "wrong_misses", "control"}
+    trace_text = (ROOT / SOURCES[3]).read_text(encoding="utf-8")
+    _, ranges = planted_module(text, trace_text)
+    assert {"wrong_warm_new", "warm_control"} <= set(ranges)
     assert "sorry" not in module and "native_decide" not in module
     w, _, _, line = changed_first_line(text)
     first = int(FIRST_LINE.search(text).group(1), 16)
@@ -122,6 +155,7 @@ def test_the_fixture_compiles_only_up_to_the_planted_errors(planted: Planted) ->
     assert not planted.result.ok
     assert planted.result.failed == ["Proofs.Planted"], planted.result.failed
     assert planted.errors_in("control") == []
+    assert planted.errors_in("warm_control") == []
     located = sum(len(planted.errors_in(name)) for name in planted.ranges)
     errors = [d for d in planted.result.diagnostics if d.severity == "error"]
     assert located == len(errors), [str(d) for d in errors]
@@ -140,3 +174,8 @@ def test_a_changed_block_is_rejected_by_the_kernel(planted: Planted) -> None:
 @pytest.mark.lean
 def test_a_wrong_miss_count_is_rejected_by_the_kernel(planted: Planted) -> None:
     assert planted.errors_in("wrong_misses")
+
+
+@pytest.mark.lean
+def test_a_wrong_warm_count_is_rejected_by_the_kernel(planted: Planted) -> None:
+    assert planted.errors_in("wrong_warm_new")

@@ -40,7 +40,10 @@ from pytools.publish.manifest import manifest_from_bytes
 from pytools.publish.site.display import (
     FOLD_CHARS,
     FOLD_ROWS,
+    LONG_LIMITS,
     LONG_STATEMENT,
+    LONG_VALUE,
+    MAX_DEPTH,
     WIDE_COLUMNS,
     display_value,
     list_literal,
@@ -49,7 +52,11 @@ from pytools.publish.site.display import (
 from pytools.publish.site.evidence import CHECK_LABELS, EVIDENCE_STATES, RULES
 from pytools.publish.site.page import CODES_SLOT, build_site, count_words, verifier_script
 from pytools.publish.site.release import (
+    HALF_ROW_PX,
+    LEGIBLE,
     PRODUCT_RESULTS,
+    ROW_PX,
+    Plot,
     Release,
     SiteError,
     build_samples,
@@ -254,6 +261,77 @@ def test_figure_values_are_shown_compactly(tmp_path: Path) -> None:
     assert not pairs.folded
     long = display_value({"vllm": {"trials": list(range(FOLD_CHARS))}, "sglang": 1})
     assert long.pairs and long.folded
+
+
+def test_a_long_nested_value_is_folded_on_its_own(tmp_path: Path) -> None:
+    """An object figure whose nested values run long (the routing figure: a claim with 35
+    rows, the raw rows, a window of its own; 60,000 characters of one wrapped line): each long
+    nested value gets its own display, folded behind its size; a short one stays one line;
+    nesting stops at MAX_DEPTH."""
+    records = [{"capacity": 2 ** i, "routing": "random", "percent": f"{i * 1.5:.4f}"}
+               for i in range(30)]
+    value = {"claim": {"hosts": 16, "rows": records}, "hosts": [1, 2, 4],
+             "raw": [{"capacity": 1, "routings": {"random": {"misses": i}}} for i in range(40)],
+             "short": {"x": 1}}
+    shown = display_value(value)
+    assert shown.pairs and [k for k, _ in shown.rows] == ["claim", "hosts", "raw", "short"]
+    claim, hosts, raw, short = (shown.child(i) for i in range(4))
+    assert hosts is None and short is None  # short: one line, as before
+    assert claim is not None and claim.pairs and claim.size_label == "2 entries"
+    rows = claim.child(1)  # nested records: a table of their own
+    assert rows is not None and rows.columns == ("capacity", "routing", "percent")
+    assert rows.size_label == "30 rows × 3 columns"
+    assert raw is not None and not raw.columns and raw.size_label.endswith(" characters")
+    deep: Any = {"v": list(range(LONG_VALUE))}
+    for _ in range(MAX_DEPTH + 1):
+        deep = {"d": deep}
+    level, depth = display_value(deep), 0
+    while level.child(0) is not None:
+        level, depth = level.child(0), depth + 1
+    assert depth == MAX_DEPTH
+    # on the page: each long nested value in its own shut fold, inside the figure's fold
+    make_release(tmp_path)
+    _add_certificate(tmp_path, _cert("r-nested", {"routing": value}, []), "r-nested.json")
+    html = build_site(tmp_path, tmp_path / "site", now=NOW).read_text(encoding="utf-8")
+    row = re.search(r'<tr data-figure="routing">.*?<td class="evidence"', html, re.S).group(0)
+    assert row.count('<details class="fold table-fold nested">') == 3
+    assert "<summary>30 rows × 3 columns: show the table</summary>" in row
+    assert '<dt>short</dt> <dd>{&#34;x&#34;: 1}</dd>' in row
+
+
+def test_plots_too_wide_for_half_a_row_span_it() -> None:
+    """A plot half a row would shrink below LEGIBLE of its drawn size takes the whole row;
+    one the whole row would shrink that far keeps its size and scrolls (Plot.span)."""
+    def span(width: int | None) -> str:
+        return Plot("p.svg", "0" * 64, "data:", "", size=None if width is None
+                    else (width, 300)).span
+
+    assert span(None) == "" and span(672) == ""  # the ceiling's plots: side by side
+    assert span(int(HALF_ROW_PX / LEGIBLE) + 1) == "wide"
+    assert span(960) == "wide"  # the routing plots: 720 pt
+    assert span(int(ROW_PX / LEGIBLE) + 1) == "oversize"
+
+
+def test_long_limits_and_long_input_lists_are_folded(tmp_path: Path) -> None:
+    """Limits past LONG_LIMITS characters are folded behind an amber summary that counts them
+    (a short list stays open); more than FOLD_ROWS input files are folded behind a summary
+    that counts their checks (a few stay an open table). Long names in a limit may wrap at
+    their dots and underscores."""
+    limits = [f"Limit {i}: KVCache.Placement.perInstanceMisses_ge_pooled_beladyBypass " + "x " * 60
+              for i in range(LONG_LIMITS // 150 + 1)]
+    inputs = [{"path": f"data/in{i}.json", "sha256": "0" * 64} for i in range(FOLD_ROWS + 1)]
+    make_release(tmp_path)
+    _add_certificate(tmp_path, _cert("r-long", {"n": 1}, inputs, limits=limits), "r-long.json")
+    html = build_site(tmp_path, tmp_path / "site", now=NOW).read_text(encoding="utf-8")
+    long = re.search(r'<section id="r-long".*?</section>', html, re.S).group(0)
+    assert '<details class="limits-fold" id="r-long-limits">' in long
+    assert f"<h3>Limits ({len(limits)})</h3>" in long
+    assert "perInstanceMisses_<wbr>ge_<wbr>pooled_<wbr>beladyBypass" in long
+    assert '<details class="fold" id="r-long-inputs">' in long
+    assert f"Input files ({len(inputs)})" in long and f"{len(inputs)} missing" in long
+    short = re.search(r'<section id="demand-fetch-ceiling".*?</section>', html, re.S).group(0)
+    assert "limits-fold" not in short and "-inputs" not in short
+    assert "<h3>Limits</h3>" in short and "<h3>Input files</h3>" in short
 
 
 def test_workflow_terms_are_folded_with_their_steps(tmp_path: Path) -> None:

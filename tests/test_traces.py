@@ -29,8 +29,11 @@ from pytools.results.ceiling.result import (
     RESULT_ID,
     RESULT_LIMITS,
     THEOREMS,
+    TRACE_FILE,
+    WARM_THEOREM,
     WINDOW_FILE,
     evidence,
+    trace_file,
     warm_start,
     window_file,
 )
@@ -344,6 +347,7 @@ def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
     # The kernel-count figures come from the generated Lean module of the claim's window,
     # written here under the temporary root.
     assert WINDOW_FILE.write(tmp_path)
+    assert TRACE_FILE.write(tmp_path)
     ev = evidence(tmp_path)
     f = ev.figures
     assert (f["requests"], f["references"], f["distinct"]) == (2001, 4002, 2002)
@@ -353,8 +357,9 @@ def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
     assert (whole["requests"], whole["references"], whole["distinct"]) == (2001, 4002, 2002)
     assert window["theorem"] == "KVCache.Ceiling.Mooncake.window_length_distinct"
     assert str(window["computed_by"]).startswith("Lean kernel")
-    # The whole trace is counted by Python only, and the certificate says so.
-    assert whole["theorem"] is None and str(whole["computed_by"]).startswith("Python")
+    # The whole trace is counted by the kernel too (as runs of consecutive blocks).
+    assert whole["theorem"] == "KVCache.Ceiling.Mooncake.trace_length_distinct"
+    assert str(whole["computed_by"]).startswith("Lean kernel")
     assert f["policy_hits"][-1] == f["sweep"][-1]
     assert f["sweep"][-1]["capacity"] == 2002 and f["sweep"][-1]["belady_hits"] == 2000
     # capacity 1: every reference misses (0 and b alternate); capacity 2 keeps block 0
@@ -380,14 +385,133 @@ def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
             warm["distinct_new"], warm["max_hits"]) == (1600, 801, 1, 800, 800)
     assert warm["ceiling_percent"] == percent_str(Fraction(800, 1600)) == "50.0000"
     assert warm["cold_ceiling_percent"] == w["ceiling_percent"]
-    assert warm["theorem"] == "KVCache.Ceiling.hitsAfter_add_distinct_sdiff_le_length"
-    assert str(warm["computed_by"]).startswith("Python")
+    assert warm["theorem"] == WARM_THEOREM == "KVCache.Ceiling.Mooncake.warm_window_hits_le"
+    assert warm["general_theorem"] == "KVCache.Ceiling.hitsAfter_add_distinct_sdiff_le_length"
+    assert str(warm["computed_by"]).startswith("Lean kernel")
+    assert WARM_THEOREM in THEOREMS and warm["general_theorem"] in THEOREMS
     assert [(i.path, i.sha256) for i in ev.inputs] == [
         ("../shared/data/mooncake/conversation_trace.jsonl",
          hashlib.sha256(trace.read_bytes()).hexdigest())
     ]
     assert RESULT_ID == "demand-fetch-ceiling"
     assert RESULT_LIMITS and all(s.endswith(".") for s in RESULT_LIMITS)
+
+
+def _small_shared_trace(tmp_path: Path, monkeypatch) -> Path:
+    lines = [json.dumps({"hash_ids": [0, b]}) for b in range(1, 2002)]
+    shared = tmp_path / "shared"
+    trace = shared / "data" / "mooncake" / "conversation_trace.jsonl"
+    trace.parent.mkdir(parents=True)
+    write_trace(trace, lines)
+    monkeypatch.setenv("PYTOOLS_SHARED", str(shared))
+    assert WINDOW_FILE.write(tmp_path) and TRACE_FILE.write(tmp_path)
+    return trace
+
+
+def test_a_python_warm_count_off_by_one_is_caught(tmp_path: Path, monkeypatch) -> None:
+    # Planted: Python's warm figure one block off. The committed module (whose theorems the
+    # kernel checks) states the kernel's count, so the evidence refuses the figure.
+    from pytools.results.ceiling import result
+
+    _small_shared_trace(tmp_path, monkeypatch)
+    good = result.warm_start
+
+    def off_by_one(*args, **kwargs):
+        warm = good(*args, **kwargs)
+        return {**warm, "distinct_new": warm["distinct_new"] - 1,
+                "max_hits": warm["max_hits"] + 1}
+
+    monkeypatch.setattr(result, "warm_start", off_by_one)
+    with pytest.raises(TraceError, match="warmNew is 800, Python counts warm_new = 799"):
+        evidence(tmp_path)
+
+
+def test_a_python_whole_trace_count_off_by_one_is_caught(tmp_path: Path, monkeypatch) -> None:
+    from pytools.results.ceiling import result
+
+    _small_shared_trace(tmp_path, monkeypatch)
+    good = result.counts_of_requests
+
+    def off_by_one(reqs):
+        c = good(reqs)
+        return lean_inst.StreamCounts(c.requests, c.references, c.distinct + 1)
+
+    monkeypatch.setattr(result, "counts_of_requests", off_by_one)
+    with pytest.raises(TraceError, match="traceDistinct is 2002, Python counts"):
+        evidence(tmp_path)
+
+
+def test_an_edited_warm_constant_is_caught(tmp_path: Path, monkeypatch) -> None:
+    # The module states what the kernel computed; an edited constant no longer matches the
+    # module the hashed trace gives (and the kernel would reject it).
+    _small_shared_trace(tmp_path, monkeypatch)
+    target = tmp_path / lean_inst.TRACE_MODULE
+    text = target.read_text(encoding="utf-8")
+    assert "def warmNew : Nat := 800\n" in text
+    target.write_text(text.replace("def warmNew : Nat := 800\n", "def warmNew : Nat := 799\n"),
+                      encoding="utf-8")
+    with pytest.raises(TraceError, match="MooncakeTrace.lean: differs"):
+        evidence(tmp_path)
+
+
+@given(st.lists(st.integers(min_value=0, max_value=5000), max_size=400))
+@settings(max_examples=50, deadline=None)
+def test_runs_round_trip_and_pass(stream: list[int]) -> None:
+    values = lean_inst.runs_of(stream)
+    assert lean_inst.unpack_runs(values) == stream
+    assert all(v & 0xFF > 0 for v in values)
+    p = lean_inst.run_packing_for([stream])
+    pages = lean_inst.pack_slots(values, p.width, p.per_line)
+    assert all(n.bit_length() <= lean_inst.LINE_BITS for page in pages for n in page)
+    # renumbered in first-occurrence order, the run pass counts like the block pass
+    order: dict[int, int] = {}
+    fo = [order.setdefault(x, len(order)) for x in stream]
+    s = lean_inst.runs_pass(lean_inst.runs_of(fo))
+    assert (s.ok, s.len, s.dist) == (True, len(fo), len(set(fo)))
+    b = lean_inst.fo_pass(fo, 0)
+    assert (b.ok, b.len, b.dist, b.next) == (s.ok, s.len, s.dist, s.next)
+    # on any stream (in first-occurrence order or not) the run pass is the block pass
+    assert lean_inst.runs_pass(values) == lean_inst.fo_pass(stream, 0)
+
+
+def test_long_runs_are_split() -> None:
+    values = lean_inst.runs_of(list(range(600)))
+    assert [v & 0xFF for v in values] == [255, 255, 90]
+    assert [v >> 8 for v in values] == [0, 255, 510]
+
+
+def test_trace_module_contents(tmp_path: Path) -> None:
+    p = write_trace(tmp_path / "t.jsonl", GOOD + ['{"timestamp": 3, "hash_ids": [0, 6]}'])
+    text = lean_inst.trace_module(read_trace(p), window=(2, 3))
+    assert text.startswith("module\n")
+    assert f"-- SHA-256: {hashlib.sha256(p.read_bytes()).hexdigest()}\n" in text
+    # lines 1: [0, 1, 2]; window lines 2-3: [0, 3, 0, 1, 4, 5]; after: [0, 6]
+    assert "def warmReferences : Nat := 6\n" in text
+    assert "def warmNew : Nat := 3\n" in text  # 3, 4, 5
+    assert "def warmCeilingNum : Nat := 1\n" in text
+    assert "def warmCeilingDen : Nat := 2\n" in text
+    assert "def traceReferences : Nat := 11\n" in text
+    assert "def traceDistinct : Nat := 7\n" in text
+    assert "Counter.empty = ⟨3, 3, 3, 0, true⟩" in text
+    assert "⟨3, 3, 3, 0, true⟩ = ⟨9, 6, 6, 0, true⟩" in text
+    assert "⟨9, 6, 6, 0, true⟩ = ⟨11, 7, 7, 0, true⟩" in text
+    assert lean_inst.stated_constants(text)["warmNew"] == 3
+    for banned in ("sorry", "native_decide", "axiom ", "ofReduceBool"):
+        assert banned not in text
+    for line in text.splitlines():
+        assert len(line) <= 100, line
+    assert text == lean_inst.trace_module(read_trace(p), window=(2, 3))
+
+
+def test_trace_module_refuses_ids_out_of_first_occurrence_order(tmp_path: Path) -> None:
+    p = write_trace(tmp_path / "t.jsonl", ['{"hash_ids": [0, 2]}', '{"hash_ids": [1]}',
+                                           '{"hash_ids": [3]}'])
+    with pytest.raises(TraceError, match="first-occurrence order"):
+        lean_inst.trace_module(read_trace(p), window=(2, 2))
+
+
+def test_trace_file_is_regenerated_identically(trace_path: Path) -> None:
+    assert trace_file(trace_path).check(ROOT) == []
 
 
 def test_warm_start_bound_is_reached_by_a_cache_that_keeps_everything() -> None:
@@ -506,7 +630,8 @@ def test_named_theorems_are_declared_in_the_ceiling_sources() -> None:
     # A typo guard only: the certify step checks the names against the elaborated library.
     sources = "\n".join(
         (ROOT / "Proofs" / "Ceiling" / name).read_text(encoding="utf-8")
-        for name in ("Cache.lean", "Policies.lean", "Bypass.lean", "Count.lean", "Mooncake.lean")
+        for name in ("Cache.lean", "Policies.lean", "Bypass.lean", "Count.lean", "Mooncake.lean",
+                     "MooncakeTrace.lean")
     )
     for full in THEOREMS:
         assert full.startswith("KVCache.Ceiling.")

@@ -34,6 +34,13 @@ the stream's length and its number of distinct blocks (`distinct` of `Proofs.Cei
 a concrete stream and proves them with `decide +kernel` through `length_distinct_of_count`:
 the kernel runs the pass itself; `run_append` lets a long stream be counted in segments, one
 declaration each.
+
+**Runs.** A stream numbered in first-occurrence order is mostly runs of consecutive blocks;
+`unpackRuns` reads pages whose slots each hold a run, and `runsRun` visits a run in one step.
+`runsRun_spec`: whenever that pass keeps `ok`, its counter is the block-by-block pass's; hence
+`length_distinct_of_runs` (length and distinct blocks) and `length_distinct_sdiff_of_runs`
+(the length of a second stream and its distinct blocks absent from the first, the count the
+warm-window bound needs).
 -/
 
 @[expose] public section
@@ -218,6 +225,12 @@ theorem le_of_blt_eq_false {x y : Nat} (h : Nat.blt x y = false) : y ≤ x :=
     rw [ht] at h
     cases h
 
+/-- `Nat.blt` answers `<`, negatively (the converse). -/
+theorem le_of_blt_eq_false' {x y : Nat} (h : y ≤ x) : Nat.blt x y = false := by
+  cases hb : Nat.blt x y
+  · rfl
+  · exact absurd (lt_of_blt_eq_true hb) (Nat.not_lt.mpr h)
+
 /-- `s` represents the list `seen` (with bound `base`): the blocks it has seen are exactly
 those of `seen`. -/
 def Represents (base : Nat) (s : Counter) (seen : List Nat) : Prop :=
@@ -356,6 +369,257 @@ theorem length_distinct_of_count {w m base : Nat} {ps : List (List Nat)} {len di
   obtain ⟨hok, hl, hd⟩ := h
   rw [← (count_spec w m base ps hok).1, ← (count_spec w m base ps hok).2]
   exact ⟨hl, hd⟩
+
+/-! ## Streams of runs
+
+A stream whose blocks are numbered in first-occurrence order (a new block is always one more
+than the largest so far, as in the Mooncake traces) is mostly made of *runs* of consecutive
+blocks. A slot value `v` then holds a whole run: the `v % 2 ^ b` blocks from `v / 2 ^ b` on
+(`runOf`); `0` is the empty run. `unpackRuns b w m ps` is the stream such pages denote, and
+`runsRun b w m ps` visits a run in one step (`Counter.visitRun`) instead of one step a block:
+with `base = 0` the seen set is the interval `[0, next)`, so a run starting at or below
+`next` adds its length to `len` and its part above `next` to `dist` and `next`. Whenever the
+pass keeps `ok`, it has computed exactly what the block-by-block pass computes
+(`runsRun_spec`), hence the stream's length and distinct blocks (`length_distinct_of_runs`)
+and, for a second stream after a first, its length and its distinct blocks absent from the
+first (`length_distinct_sdiff_of_runs`).
+-/
+
+-- noncomputable: `List.range'` has no compiled code in the registry Lean.
+/-- The run held by slot value `v` (run lengths in the low `b` bits): the `v % 2 ^ b`
+consecutive blocks from `v / 2 ^ b` on. -/
+noncomputable def runOf (b v : Nat) : List Nat := List.range' (v / 2 ^ b) (v % 2 ^ b)
+
+-- noncomputable: `++` (`List.append`) has no compiled code in the registry Lean.
+/-- The blocks of a list of runs, run after run. -/
+noncomputable def runsBlocks (b : Nat) : List Nat → List Nat
+  | [] => []
+  | v :: vs => runOf b v ++ runsBlocks b vs
+
+-- noncomputable: `++` (`List.append`) has no compiled code in the registry Lean.
+/-- The blocks of a list of lines of runs, line after line. -/
+noncomputable def unpackRunLines (b w m : Nat) : List Nat → List Nat
+  | [] => []
+  | n :: ns => runsBlocks b (slots w m n) ++ unpackRunLines b w m ns
+
+-- noncomputable: `++` (`List.append`) has no compiled code in the registry Lean.
+/-- The stream denoted by pages of lines of runs (`m` slots of width `w` a line, run lengths
+in the low `b` bits of a slot). -/
+noncomputable def unpackRuns (b w m : Nat) : List (List Nat) → List Nat
+  | [] => []
+  | p :: ps => unpackRunLines b w m p ++ unpackRuns b w m ps
+
+/-- Visit the run of the `n` blocks from `a` on, with `base = 0` (the seen set is
+`[0, next)`): it must start at or below `next`. -/
+def Counter.visitRun (s : Counter) (a n : Nat) : Counter :=
+  cond (Nat.ble a s.next)
+    ⟨s.len + n, s.dist + (a + n - s.next), s.next + (a + n - s.next), s.old, s.ok⟩
+    ⟨s.len + n, s.dist, s.next, s.old, false⟩
+
+/-- Visit the run held by slot value `v`. -/
+def Counter.runSlot (b : Nat) (s : Counter) (v : Nat) : Counter :=
+  s.visitRun (v / 2 ^ b) (v % 2 ^ b)
+
+-- noncomputable: `Nat.rec` has no compiled code in the registry Lean (`Nat.recCompiled`).
+/-- Visit the runs of the `m` slots of width `w` of the line `n`, lowest first. -/
+noncomputable def runsLine (b w m : Nat) : Nat → Counter → Counter :=
+  Nat.rec (motive := fun _ => Nat → Counter → Counter) (fun _ s => s)
+    (fun _ ih n s => ih (n / 2 ^ w) (s.runSlot b (n % 2 ^ w))) m
+
+-- noncomputable: calls `runsLine`.
+/-- Visit the runs of every line of a page in turn. -/
+noncomputable def runsLines (b w m : Nat) (ns : List Nat) : Counter → Counter :=
+  List.rec (motive := fun _ => Counter → Counter) (fun s => s)
+    (fun n _ ih s =>
+      let s' := runsLine b w m n s
+      s'.force (ih s')) ns
+
+-- noncomputable: calls `runsLines`.
+/-- Visit the runs of every page in turn. -/
+noncomputable def runsRun (b w m : Nat) (ps : List (List Nat)) : Counter → Counter :=
+  List.rec (motive := fun _ => Counter → Counter) (fun s => s)
+    (fun p _ ih s =>
+      let s' := runsLines b w m p s
+      s'.force (ih s')) ps
+
+/-- The empty counter with `base = 0`. -/
+def Counter.empty : Counter := ⟨0, 0, 0, 0, true⟩
+
+/-- `Refines f xs`: whenever `f` ends with `ok`, it started with `ok` and did what the
+block-by-block pass (`base = 0`) does on `xs`. -/
+def Refines (f : Counter → Counter) (xs : List Nat) : Prop :=
+  ∀ s, (f s).ok = true → s.ok = true ∧ f s = xs.foldl (Counter.visit 0) s
+
+/-- Doing nothing refines the empty stream. -/
+theorem refines_id : Refines (fun s => s) [] := fun _ h => ⟨h, rfl⟩
+
+/-- Refinements compose along `++`. -/
+theorem Refines.comp {f g : Counter → Counter} {xs ys : List Nat} (hf : Refines f xs)
+    (hg : Refines g ys) : Refines (fun s => g (f s)) (xs ++ ys) := by
+  intro s h
+  obtain ⟨h1, e1⟩ := hg (f s) h
+  obtain ⟨h2, e2⟩ := hf s h1
+  refine ⟨h2, ?_⟩
+  show g (f s) = _
+  rw [e1, e2, List.foldl_append]
+
+/-- A run starting at or below `next` is visited as its blocks are, one by one. -/
+theorem Counter.visitRun_eq_foldl : ∀ (n a : Nat) (s : Counter), a ≤ s.next →
+    s.visitRun a n = (List.range' a n).foldl (Counter.visit 0) s
+  | 0, a, ⟨len, dist, next, old, ok⟩, h => by
+    have h' : Nat.ble a next = true := Nat.ble_eq.mpr h
+    simp only [Counter.visitRun, h', cond_true, List.range'_zero, List.foldl_nil]
+    simp only at h
+    congr 1 <;> omega
+  | n + 1, a, ⟨len, dist, next, old, ok⟩, h => by
+    simp only at h
+    rw [List.range'_succ, List.foldl_cons]
+    have h0 : Nat.blt a 0 = false := rfl
+    have h2 : Nat.ble a next = true := Nat.ble_eq.mpr h
+    by_cases hlt : a < next
+    · have h1 : Nat.blt a next = true := Nat.blt_eq.mpr hlt
+      have hv : Counter.visit 0 ⟨len, dist, next, old, ok⟩ a =
+          ⟨len + 1, dist, next, old, ok⟩ := by
+        simp only [Counter.visit, Counter.visitNew, Counter.hit, h0, h1, cond_true, cond_false]
+      rw [hv, ← Counter.visitRun_eq_foldl n (a + 1) _ (by simp only; omega)]
+      have h3 : Nat.ble (a + 1) next = true := Nat.ble_eq.mpr hlt
+      simp only [Counter.visitRun, h2, h3, cond_true]
+      congr 1 <;> omega
+    · have he : a = next := by omega
+      subst he
+      have h1 : Nat.blt a a = false := le_of_blt_eq_false' (Nat.le_refl a)
+      have h4 : Nat.beq a a = true := Nat.beq_eq.mpr rfl
+      have hv : Counter.visit 0 ⟨len, dist, a, old, ok⟩ a =
+          ⟨len + 1, dist + 1, a + 1, old, ok⟩ := by
+        simp only [Counter.visit, Counter.visitNew, Counter.visitFresh, h0, h1, h4, cond_true,
+          cond_false]
+      rw [hv, ← Counter.visitRun_eq_foldl n (a + 1) _ (by simp only; omega)]
+      simp only [Counter.visitRun, h2, Nat.ble_eq.mpr (Nat.le_refl (a + 1)), cond_true]
+      congr 1 <;> omega
+
+/-- Visiting the run of a slot refines the blocks of that run. -/
+theorem refines_runSlot (b v : Nat) : Refines (fun s => s.runSlot b v) (runOf b v) := by
+  intro s h
+  change (s.visitRun (v / 2 ^ b) (v % 2 ^ b)).ok = true at h
+  show s.ok = true ∧ s.visitRun (v / 2 ^ b) (v % 2 ^ b) = _
+  unfold Counter.visitRun at h
+  cases hb : Nat.ble (v / 2 ^ b) s.next
+  · rw [hb] at h
+    simp at h
+  · rw [hb] at h
+    exact ⟨h, Counter.visitRun_eq_foldl _ _ s (Nat.ble_eq.mp hb)⟩
+
+/-- Walking a line of runs refines the blocks of its runs. -/
+theorem refines_runsLine (b w : Nat) : ∀ (m n : Nat),
+    Refines (runsLine b w m n) (runsBlocks b (slots w m n))
+  | 0, _ => refines_id
+  | m + 1, n => (refines_runSlot b (n % 2 ^ w)).comp (refines_runsLine b w m (n / 2 ^ w))
+
+/-- Walking the lines of a page refines the blocks of its runs. -/
+theorem refines_runsLines (b w m : Nat) : ∀ ns : List Nat,
+    Refines (runsLines b w m ns) (unpackRunLines b w m ns)
+  | [] => refines_id
+  | n :: ns => by
+    have h := (refines_runsLine b w m n).comp (refines_runsLines b w m ns)
+    intro s hs
+    have e : runsLines b w m (n :: ns) s = runsLines b w m ns (runsLine b w m n s) :=
+      Counter.force_eq _ _
+    rw [e] at hs ⊢
+    exact h s hs
+
+/-- **The run pass is the block pass.** Whenever `runsRun` ends with `ok`, it started with
+`ok` and its counter is that of the block-by-block pass (`base = 0`) over the stream. -/
+theorem runsRun_spec (b w m : Nat) : ∀ ps : List (List Nat),
+    Refines (runsRun b w m ps) (unpackRuns b w m ps)
+  | [] => refines_id
+  | p :: ps => by
+    have h := (refines_runsLines b w m p).comp (runsRun_spec b w m ps)
+    intro s hs
+    have e : runsRun b w m (p :: ps) s = runsRun b w m ps (runsLines b w m p s) :=
+      Counter.force_eq _ _
+    rw [e] at hs ⊢
+    exact h s hs
+
+/-- The run pass over pages in two parts: the second part starts where the first stops. -/
+theorem runsRun_append (b w m : Nat) : ∀ (ps qs : List (List Nat)) (s : Counter),
+    runsRun b w m (ps ++ qs) s = runsRun b w m qs (runsRun b w m ps s)
+  | [], _, _ => rfl
+  | p :: ps, qs, s => by
+    show (runsLines b w m p s).force (runsRun b w m (ps ++ qs) (runsLines b w m p s)) =
+      runsRun b w m qs ((runsLines b w m p s).force (runsRun b w m ps (runsLines b w m p s)))
+    rw [Counter.force_eq, Counter.force_eq, runsRun_append b w m ps qs]
+
+/-- The stream of pages in two parts is the two streams, one after the other. -/
+theorem unpackRuns_append (b w m : Nat) : ∀ (ps qs : List (List Nat)),
+    unpackRuns b w m (ps ++ qs) = unpackRuns b w m ps ++ unpackRuns b w m qs
+  | [], _ => rfl
+  | p :: ps, qs => by
+    simp only [List.cons_append, unpackRuns, unpackRuns_append b w m ps qs, List.append_assoc]
+
+/-- `Represents` depends only on which blocks the list holds. -/
+theorem Represents.congr {base : Nat} {s : Counter} {l l' : List Nat}
+    (h : ∀ y, y ∈ l ↔ y ∈ l') (hr : Represents base s l) : Represents base s l' :=
+  fun y => (h y).symm.trans (hr y)
+
+/-- A pass that keeps `ok` represents the blocks seen before it and the blocks it visits. -/
+theorem represents_foldl (base : Nat) : ∀ (xs : List Nat) (s : Counter) (seen : List Nat),
+    Represents base s seen → (xs.foldl (Counter.visit base) s).ok = true →
+      Represents base (xs.foldl (Counter.visit base) s) (seen ++ xs)
+  | [], _, seen, hr, _ => by simpa using hr
+  | x :: xs, s, seen, hr, hok => by
+    rw [List.foldl_cons] at hok ⊢
+    obtain ⟨-, -, hr'⟩ := Counter.visit_spec base s seen x hr (ok_of_foldl base xs _ hok)
+    refine Represents.congr ?_ (represents_foldl base xs _ _ hr' hok)
+    intro y
+    by_cases hx : x ∈ seen
+    · simp only [hx, ↓reduceIte, List.mem_append, List.mem_cons]
+      constructor
+      · rintro (e | e)
+        · exact Or.inl e
+        · exact Or.inr (Or.inr e)
+      · rintro (e | e | e)
+        · exact Or.inl e
+        · subst e; exact Or.inl hx
+        · exact Or.inr e
+    · simp only [hx, ↓reduceIte, List.mem_append, List.mem_cons, or_assoc]
+      exact or_left_comm
+
+/-- **Counts from the run pass.** If the run pass over `ps` from the empty counter ends in
+`s` with `ok`, then `s.len` and `s.dist` are the length and the number of distinct blocks of
+the stream `ps` denotes. -/
+theorem length_distinct_of_runs {b w m : Nat} {ps : List (List Nat)} {s : Counter}
+    (h : runsRun b w m ps Counter.empty = s) (hok : s.ok = true) :
+    (unpackRuns b w m ps).length = s.len ∧ distinct (unpackRuns b w m ps) = s.dist := by
+  subst h
+  obtain ⟨-, e⟩ := runsRun_spec b w m ps Counter.empty hok
+  rw [e] at hok ⊢
+  have hrep : Represents 0 Counter.empty [] := fun y => by
+    simp [Counter.empty]
+  obtain ⟨h1, h2⟩ := foldl_visit 0 (unpackRuns b w m ps) Counter.empty [] hrep hok
+  simp only [Counter.empty, Nat.zero_add] at h1 h2
+  exact ⟨h1.symm, h2.symm⟩
+
+/-- **Counts of a stream after another, from the run pass.** If the run pass over `ps` from the
+empty counter ends in `s`, and then over `qs` from `s` ends in `t` with `ok`, then
+`t.len - s.len` is the length of the stream `qs` denotes, and `t.dist - s.dist` the number of
+its distinct blocks that do not occur in the stream `ps` denotes. -/
+theorem length_distinct_sdiff_of_runs {b w m : Nat} {ps qs : List (List Nat)} {s t : Counter}
+    (hs : runsRun b w m ps Counter.empty = s) (ht : runsRun b w m qs s = t) (hok : t.ok = true) :
+    (unpackRuns b w m qs).length = t.len - s.len ∧
+      distinct ((unpackRuns b w m qs).filter (· ∉ unpackRuns b w m ps)) = t.dist - s.dist := by
+  subst ht
+  obtain ⟨hsok, e⟩ := runsRun_spec b w m qs s hok
+  rw [e] at hok ⊢
+  subst hs
+  obtain ⟨-, e0⟩ := runsRun_spec b w m ps Counter.empty hsok
+  rw [e0] at hsok hok ⊢
+  have hrep : Represents 0 Counter.empty [] := fun y => by
+    simp [Counter.empty]
+  have hr := represents_foldl 0 (unpackRuns b w m ps) Counter.empty [] hrep hsok
+  rw [List.nil_append] at hr
+  have := foldl_visit 0 (unpackRuns b w m qs) _ _ hr hok
+  rw [← distinctFrom_eq_distinct_filter]
+  omega
 
 end KVCache.Ceiling.Packed
 

@@ -26,10 +26,8 @@ SHA-256 `b8cbb061a85206d729d91cdc2981f43c9e0d99209dce588d3af5f7934408b9df`):
   capacity, from an empty cache, has at most 4139 hits on the
   window: a hit rate of at most `windowCeilingNum / windowCeilingDen` =
   4139/21069 (about 19.6450 %).
-* The whole trace is *not* counted by the kernel: `traceReferences` and `traceDistinct` are
-  Python's counts of the hashed file; `ceiling_fraction` checks in the kernel that its ceiling
-  is the reduced fraction `ceilingNum / ceilingDen` (about 36.6412 %), and
-  `hit_rate_le_ceiling` bounds every policy on every stream with these counts.
+* The whole trace, and the window after the lines before it (a warm cache), are counted in
+  `Proofs.Ceiling.MooncakeTrace`.
 -/
 
 @[expose] public section
@@ -1057,38 +1055,6 @@ theorem window_hit_rate_le_ceiling (k : Nat) (P : Policy Nat) :
   apply hits_mul_le_of_ceiling_le
   rw [window_length_distinct.1, window_length_distinct.2]
   exact Nat.le_of_eq window_ceiling_fraction.1
-
-/-- Requests (lines) of the whole trace (counted by Python). -/
-def traceRequests : Nat := 12031
-
-/-- Block references of the whole trace (counted by Python, not by the kernel). -/
-def traceReferences : Nat := 288500
-
-/-- Distinct blocks of the whole trace (counted by Python, not by the kernel). -/
-def traceDistinct : Nat := 182790
-
-/-- Numerator of the whole trace's reduced hit-rate ceiling. -/
-def ceilingNum : Nat := 10571
-
-/-- Denominator of the whole trace's reduced hit-rate ceiling. -/
-def ceilingDen : Nat := 28850
-
-/-- The whole trace's hit-rate ceiling `(traceReferences - traceDistinct) / traceReferences`
-equals `ceilingNum / ceilingDen` (about 36.6412 %), and that fraction is reduced. -/
-theorem ceiling_fraction :
-    (traceReferences - traceDistinct) * ceilingDen = ceilingNum * traceReferences ∧
-      Nat.gcd ceilingNum ceilingDen = 1 := by
-  decide +kernel
-
-/-- On every stream with the whole trace's counts (the trace's block stream is one), every
-demand-fetch policy at every capacity, from an empty cache, has hit rate
-`hits / traceReferences` at most `ceilingNum / ceilingDen`. -/
-theorem hit_rate_le_ceiling (k : Nat) (P : Policy Nat) (r : List Nat)
-    (hlen : r.length = traceReferences) (hd : distinct r = traceDistinct) :
-    hits k P r * ceilingDen ≤ ceilingNum * r.length := by
-  apply hits_mul_le_of_ceiling_le
-  rw [hlen, hd]
-  exact Nat.le_of_eq ceiling_fraction.1
 
 end KVCache.Ceiling.Mooncake
 

@@ -22,6 +22,17 @@ FOLD_ROWS = 8
 #: An object figure whose keys and values run to more characters than this is folded too:
 #: a few nested records (an engine's prime-and-probe counts) fill a screen when open.
 FOLD_CHARS = 200
+#: A result's limits that run to more characters than this are folded behind an amber summary
+#: that counts them: tenant-leak's 6,900 characters filled 1,070 px at 1280 px, and five such
+#: lists were a quarter of the page. A short list (a few lines) stays open.
+LONG_LIMITS = 1000
+#: A value nested in an object figure (an object or a list) whose one-line JSON runs longer
+#: than this is shown on its own, folded behind a summary of its size, as a table or pairs
+#: where it is one: the routing figure's nested claim, rows and window ran to 60,000
+#: characters of one wrapped line (16,000 px tall when its table was opened).
+LONG_VALUE = 300
+#: How deep nested values are unfolded into tables of their own; deeper ones stay one line.
+MAX_DEPTH = 3
 #: A table of records with more columns than this shows each record as its own list of
 #: key/value pairs: nine columns squeezed into a figure's cell break every number mid-digit.
 WIDE_COLUMNS = 5
@@ -95,6 +106,24 @@ class Display:
     rows: tuple[tuple[str, ...], ...] = ()
     more_rows: int = 0
     pairs: bool = False
+    #: for ``pairs``: each value's own display where it is long and nested
+    #: (:data:`LONG_VALUE`), else None (shown as its one-line text), one per row
+    nested: tuple[Display | None, ...] = ()
+
+    def child(self, index: int) -> Display | None:
+        """The folded display of the ``index``-th pair's value, or None."""
+        return self.nested[index] if index < len(self.nested) else None
+
+    @property
+    def size_label(self) -> str:
+        """What a folded value holds, for its summary: ``35 rows × 6 columns``, ``9
+        entries``, or a long text's length."""
+        count = len(self.rows) + self.more_rows
+        if self.pairs:
+            return f"{count} entr{'y' if count == 1 else 'ies'}"
+        if self.columns:
+            return f"{count} row{'s' if count != 1 else ''} × {len(self.columns)} columns"
+        return f"{len(self.text):,} characters"
 
     @property
     def folded(self) -> bool:
@@ -118,10 +147,20 @@ def _scalar_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def display_value(value: Any) -> Display:
+def _nested(value: Any, depth: int) -> Display | None:
+    """A long object or list inside an object, shown on its own (:data:`LONG_VALUE`)."""
+    if not isinstance(value, dict | list) or depth >= MAX_DEPTH:
+        return None
+    if len(_scalar_text(value)) <= LONG_VALUE:
+        return None
+    return display_value(value, depth + 1)
+
+
+def display_value(value: Any, depth: int = 0) -> Display:
     """Scalars and lists of scalars as text, a list of flat objects with one key set as a
     table of records, an object as a table of its keys and values (nested values as one-line
-    JSON), anything else as one-line JSON."""
+    JSON; a long one also as its own display, :func:`_nested`), anything else as one-line
+    JSON. ``depth``: how deep inside an object figure this value is."""
     if (
         isinstance(value, list)
         and value
@@ -137,9 +176,11 @@ def display_value(value: Any) -> Display:
             more_rows=max(0, len(rows) - MAX_TABLE_ROWS),
         )
     if isinstance(value, dict) and value:
-        pairs = tuple((str(k), _scalar_text(value[k])) for k in sorted(value))
+        keys = sorted(value)
+        pairs = tuple((str(k), _scalar_text(value[k])) for k in keys)
         return Display(columns=("key", "value"), rows=pairs[:MAX_TABLE_ROWS],
-                       more_rows=max(0, len(pairs) - MAX_TABLE_ROWS), pairs=True)
+                       more_rows=max(0, len(pairs) - MAX_TABLE_ROWS), pairs=True,
+                       nested=tuple(_nested(value[k], depth) for k in keys[:MAX_TABLE_ROWS]))
     return Display(text=_scalar_text(value))
 
 

@@ -40,6 +40,7 @@ from pytools.paths import project_root
 from pytools.publish.codes import table_for_page
 from pytools.publish.keys import KeyFileError, TrustedKey, load_trusted_keys
 
+from .display import FOLD_ROWS, LONG_LIMITS
 from .evidence import CHECK_LABELS, RULES, STALE_DAYS
 from .placement import check_out, place_site
 from .release import Recompute, Release, Sample, SiteError, build_samples, load_release
@@ -166,6 +167,8 @@ def render_page(release: Release, generated: str,
         generated=generated,
         stale_days=STALE_DAYS,
         signer_hint=_signer_hint(release),
+        fold_rows=FOLD_ROWS,
+        long_limits=LONG_LIMITS,
     )
 
 

@@ -109,6 +109,16 @@ class PublishedFile:
         return {".csv": "figure table (CSV)", ".svg": "plot (SVG)"}.get(suffix, "published file")
 
 
+#: The least share of its drawn size a plot is shown at on a laptop: its legend, ticks and
+#: labels were sized by matplotlib for 100 %, and below about 80 % they stop being legible.
+LEGIBLE = 0.8
+#: The plot frame's inner width in CSS px across the page's column at its widest
+#: (``.wrap``: 1180 px less 2 × 24 px padding, less the frame's 1 px borders) and in half a
+#: row of ``.plots`` (two columns, a 14 px gap). Keep in step with ``templates/style.css``.
+ROW_PX = 1180 - 2 * 24 - 2
+HALF_ROW_PX = (1180 - 2 * 24 - 14) // 2 - 2
+
+
 @dataclass(frozen=True)
 class Plot:
     """A published SVG plot, drawn on the page from its verified bytes."""
@@ -121,6 +131,17 @@ class Plot:
     href: str = ""
     #: the size it was drawn at, in CSS pixels (:func:`svg_size`)
     size: tuple[int, int] | None = None
+
+    @property
+    def span(self) -> str:
+        """Where the plot sits in its result's grid of plots (a CSS class): ``""`` in a half
+        row beside another plot; ``"wide"`` across the whole row when a half row would shrink
+        it below :data:`LEGIBLE` of its drawn size (its text was sized for that size);
+        ``"oversize"`` across the row at its drawn size, scrolling sideways in its frame, when
+        even the whole row would shrink it that far. A plot of unknown size takes a half row."""
+        if self.size is None or self.size[0] * LEGIBLE <= HALF_ROW_PX:
+            return ""
+        return "wide" if self.size[0] * LEGIBLE <= ROW_PX else "oversize"
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,15 @@ from pytools.results.spec import Evidence, InputFile, ResultSpec, svg_and_csv
 from .bypass import BYPASS_THEOREMS, bypass_figures, bypass_rows
 from .curve import Curve
 from .lean_instance import (
+    TRACE_MODULE,
     WINDOW_MODULE,
     StreamCounts,
     TraceRead,
     counts_of_requests,
     lean_instance,
     read_trace,
+    stated_constants,
+    trace_module,
 )
 from .output import write_outputs
 from .sweep import SweepRow, analysed, counts_from, sweep_capacities, sweep_outputs, sweep_rows
@@ -40,8 +43,8 @@ RESULT_TITLE = "No cache beats the traffic: the demand-fetch hit ceiling (Moonca
 #: every capacity among policies that may decline to store a missed block (and at least
 #: Belady without bypass; Proofs/Ceiling/Bypass.lean), LRU is a stack algorithm, the
 #: warm-start ceiling (from contents C, and on a window after the lines before it), the cold
-#: ceiling, capacity 0 storing nothing, the kernel's counts of the
-#: claim's window, and the whole trace's ceiling fraction from Python's counts.
+#: ceiling, capacity 0 storing nothing, the kernel's counts of the claim's window (cold), of
+#: the window after the lines before it (warm) and of the whole trace, and their ceilings.
 THEOREMS: tuple[str, ...] = (
     "KVCache.Ceiling.hits_le_belady_hits",
     "KVCache.Ceiling.belady_hits_mono",
@@ -68,6 +71,15 @@ THEOREMS: tuple[str, ...] = (
     "KVCache.Ceiling.Mooncake.window_ceiling_fraction",
     "KVCache.Ceiling.Mooncake.window_hits_le",
     "KVCache.Ceiling.Mooncake.window_hit_rate_le_ceiling",
+    "KVCache.Ceiling.Packed.runsRun_spec",
+    "KVCache.Ceiling.Packed.length_distinct_of_runs",
+    "KVCache.Ceiling.Packed.length_distinct_sdiff_of_runs",
+    "KVCache.Ceiling.Mooncake.trace_eq_append",
+    "KVCache.Ceiling.Mooncake.traceWindow_length_new",
+    "KVCache.Ceiling.Mooncake.warm_ceiling_fraction",
+    "KVCache.Ceiling.Mooncake.warm_window_hits_le",
+    "KVCache.Ceiling.Mooncake.warm_window_hit_rate_le_ceiling",
+    "KVCache.Ceiling.Mooncake.trace_length_distinct",
     "KVCache.Ceiling.Mooncake.ceiling_fraction",
     "KVCache.Ceiling.Mooncake.hit_rate_le_ceiling",
 )
@@ -103,21 +115,23 @@ RESULT_LIMITS: tuple[str, ...] = (
     "The window figures replay lines 1201-2000 of the trace file alone, from an empty cache: "
     "they are the public claim's range, not the whole trace. A cache that served lines "
     "1-1200 first (as a running one has) faces the warm figure instead (window.warm_start: "
-    "Lean's hitsAfter_add_distinct_sdiff_le_length, with the counts taken by Python from the "
-    "hashed trace, not by the kernel): blocks of the window requested before it need not "
-    "miss, so its ceiling is about twice the cold one.",
+    "warm_window_hits_le, an instance of hitsAfter_add_distinct_sdiff_le_length whose counts "
+    "the Lean kernel computes): blocks of the window requested before it need not miss, so "
+    "its ceiling is about twice the cold one.",
     "LRU is proved a stack algorithm (its cache at capacity k is contained in its cache at "
     "k + 1, its hits at k are the references of stack distance <= k); the LRU curve itself is "
     "simulated in Python.",
     "Blocks are the trace's remapped 512-token prefix-block hashes; equal ids are treated as "
     "reusable KV-cache blocks, with no model of tenants, eviction cost or block size.",
     "The Lean kernel counts the references and distinct blocks of the claim's window (lines "
-    "1201-2000 of the trace file: kernel_counts, first row) from a packed copy of its stream "
-    "that pytools regenerates from the hashed file and compares byte for byte; the counting "
-    "pass keeps a bitmap of old blocks and checks that newer ones arrive in first-occurrence "
-    "order. The whole trace's counts (the top-level requests, references, distinct and "
-    "ceiling; kernel_counts, second row) are computed in Python only: Lean checks their "
-    "ceiling fraction, not the counts. The policy hits and the sweep are Python simulations.",
+    "1201-2000 of the trace file: kernel_counts, first row) from a packed copy of its stream, "
+    "and the whole trace's references and distinct blocks (kernel_counts, second row) and the "
+    "window's distinct blocks absent from lines 1-1200 (window.warm_start) from a copy of the "
+    "whole stream written as runs of consecutive blocks; pytools regenerates both copies from "
+    "the hashed file, compares them byte for byte and checks that its own figures equal the "
+    "counts the kernel-checked theorems state. The counting passes check that blocks arrive "
+    "in first-occurrence order (the trace numbers them so). The number of requests (lines) "
+    "is Python's. The policy hits and the sweep are Python simulations.",
 )
 
 
@@ -157,6 +171,46 @@ def window_file(trace: Path | None = None) -> Generated:
 WINDOW_FILE = window_file()
 
 
+def trace_file(trace: Path | None = None) -> Generated:
+    """The generated whole-trace module (the warm window and the whole trace, as runs), from
+    the trace at ``trace`` (default: the shared Mooncake trace of the root)."""
+    return Generated(
+        TRACE_MODULE, regenerate_command(RESULT_ID),
+        lambda root: trace_module(read_trace(trace or mooncake_trace(root)), CLAIM_LINES))
+
+
+#: The committed whole-trace module, generated from the shared trace.
+TRACE_FILE = trace_file()
+
+
+#: The constants of the generated modules that Python's figures must equal: (module, Lean
+#: constant) for the cold window, the warm window and the whole trace.
+STATED = {
+    "window_references": (WINDOW_MODULE, "windowReferences"),
+    "window_distinct": (WINDOW_MODULE, "windowDistinct"),
+    "warm_references": (TRACE_MODULE, "warmReferences"),
+    "warm_new": (TRACE_MODULE, "warmNew"),
+    "trace_references": (TRACE_MODULE, "traceReferences"),
+    "trace_distinct": (TRACE_MODULE, "traceDistinct"),
+}
+
+
+def check_stated(root: Path, figures: dict[str, int]) -> None:
+    """Raise :class:`TraceError` unless every figure equals the constant the committed module
+    states for it (:data:`STATED`): the kernel-checked theorems then speak for the figures."""
+    texts: dict[Path, dict[str, int]] = {}
+    problems = []
+    for key, value in figures.items():
+        module, const = STATED[key]
+        if module not in texts:
+            texts[module] = stated_constants((Path(root) / module).read_text(encoding="utf-8"))
+        stated = texts[module].get(const)
+        if stated != value:
+            problems.append(f"{module}: {const} is {stated}, Python counts {key} = {value}")
+    if problems:
+        raise TraceError("; ".join(problems))
+
+
 def _count_row(stream: str, c: StreamCounts, computed_by: str, theorem: str | None
                ) -> dict[str, object]:
     return {
@@ -172,8 +226,12 @@ def _count_row(stream: str, c: StreamCounts, computed_by: str, theorem: str | No
     }
 
 
-#: The Lean theorem the warm window's bound instantiates (``pre`` = the lines before it).
-WARM_THEOREM = "KVCache.Ceiling.hitsAfter_add_distinct_sdiff_le_length"
+#: The Lean theorem of the warm window's bound on the trace (kernel-counted), an instance of
+#: ``KVCache.Ceiling.hitsAfter_add_distinct_sdiff_le_length`` (``pre`` = the lines before it).
+WARM_THEOREM = "KVCache.Ceiling.Mooncake.warm_window_hits_le"
+
+#: The general theorem :data:`WARM_THEOREM` instantiates.
+WARM_GENERAL_THEOREM = "KVCache.Ceiling.hitsAfter_add_distinct_sdiff_le_length"
 
 
 def warm_start(trace: TraceRead, window: Window, cold: Fraction) -> dict[str, object]:
@@ -181,7 +239,8 @@ def warm_start(trace: TraceRead, window: Window, cold: Fraction) -> dict[str, ob
     demand-fetch cache can score on the window once it has served lines 1..start-1 is
     ``references - |distinct(window) \\ blocks of those lines|`` (Lean:
     :data:`WARM_THEOREM`), beside ``cold``, the window's ceiling from an empty cache; counted
-    here from the hashed trace."""
+    here from the hashed trace (the evidence checks the counts against the kernel's,
+    :func:`check_stated`)."""
     if window.start < 2:
         raise TraceError(f"window {window.label} has no lines before it to warm up on")
     before = {x for r in trace.window(1, window.start - 1) for x in r}
@@ -206,9 +265,11 @@ def warm_start(trace: TraceRead, window: Window, cold: Fraction) -> dict[str, ob
         "ceiling_denominator": ceiling.denominator,
         "ceiling_percent": percent_str(ceiling),
         "cold_ceiling_percent": percent_str(cold),
-        "computed_by": "Python (pytools), from the hashed trace file; not computed by the Lean "
-                       "kernel",
+        "computed_by": "Lean kernel: decide +kernel on KVCache.Ceiling.Packed.runsRun "
+                       "(Proofs/Ceiling/MooncakeTrace.lean, traceWindow_length_new); Python's "
+                       "count from the hashed trace equals it",
         "theorem": WARM_THEOREM,
+        "general_theorem": WARM_GENERAL_THEOREM,
         "which": f"A running cache faces the warm figure ({percent_str(ceiling)} %): it has "
                  f"served the lines before the window. The cold {percent_str(cold)} % holds only "
                  "for a cache that starts the window empty.",
@@ -217,25 +278,32 @@ def warm_start(trace: TraceRead, window: Window, cold: Fraction) -> dict[str, ob
 
 def kernel_counts(root: Path, path: Path, trace: TraceRead | None = None
                   ) -> list[dict[str, object]]:
-    """Who computed which counts: the claim's window, counted by the Lean kernel, after
-    checking that the committed module is exactly the one the trace at ``path`` gives (else
-    :class:`TraceError`: the Lean theorem would not speak for these figures); and the whole
-    trace, counted by Python only (see :mod:`.lean_instance` for why). The trace is read
-    once (or given as ``trace``), for the module and the counts."""
+    """Who computed which counts: the claim's window and the whole trace, both counted by the
+    Lean kernel, after checking that the committed modules are exactly the ones the trace at
+    ``path`` gives and that Python's counts equal the constants their theorems state (else
+    :class:`TraceError`: the Lean theorems would not speak for these figures). The trace is
+    read once (or given as ``trace``), for the modules and the counts."""
     trace = trace or read_trace(path)
     problems = WINDOW_FILE.check(root, lean_instance(trace, CLAIM_LINES).encode("utf-8"))
+    problems += TRACE_FILE.check(root, trace_module(trace, CLAIM_LINES).encode("utf-8"))
     if problems:
         raise TraceError("; ".join(problems))
     first, last = CLAIM_LINES
     window = counts_of_requests(trace.window(first, last))
     whole = counts_of_requests(trace.requests)
+    check_stated(root, {"window_references": window.references,
+                        "window_distinct": window.distinct,
+                        "trace_references": whole.references,
+                        "trace_distinct": whole.distinct})
     return [
         _count_row(f"lines {first}-{last} of the trace", window,
                    "Lean kernel: decide +kernel on KVCache.Ceiling.Packed.count "
                    "(Proofs/Ceiling/Mooncake.lean)",
                    "KVCache.Ceiling.Mooncake.window_length_distinct"),
-        _count_row("the whole trace", whole, "Python (pytools), from the hashed trace file; "
-                   "not computed by the Lean kernel", None),
+        _count_row("the whole trace", whole,
+                   "Lean kernel: decide +kernel on KVCache.Ceiling.Packed.runsRun "
+                   "(Proofs/Ceiling/MooncakeTrace.lean); requests (lines) by Python",
+                   "KVCache.Ceiling.Mooncake.trace_length_distinct"),
     ]
 
 
@@ -308,6 +376,8 @@ def evidence(root: Path) -> Evidence:
                         for r in _stated(w_curve, CLAIM_WINDOW_CAPACITIES)],
         "warm_start": warm_start(trace, CLAIM_WINDOW, w_counts.ceiling),
     }
+    warm = figures["window"]["warm_start"]
+    check_stated(root, {"warm_references": warm["references"], "warm_new": warm["distinct_new"]})
     return Evidence(figures=figures, inputs=(InputFile(path=TRACE_INPUT_PATH, sha256=sha),))
 
 
@@ -327,5 +397,5 @@ SPEC = ResultSpec(
     limits=RESULT_LIMITS,
     evidence=evidence,
     artifacts=artifacts,
-    generated=(WINDOW_FILE,),
+    generated=(WINDOW_FILE, TRACE_FILE),
 )
