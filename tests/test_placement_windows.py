@@ -317,3 +317,22 @@ def test_a_ladder_that_proves_nothing_is_refused(tmp_path: Path) -> None:
     trace.write_bytes(b'{"hash_ids": [1, 2]}\n{"hash_ids": [3]}\n')  # no block used twice
     with pytest.raises(PlacementError, match="no window of the ladder was proved OPTIMAL"):
         run_ladder(trace, Ladder(first_lines=1), "trace")
+
+
+def test_evidence_names_an_absent_record_or_trace(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """certify's path: no trace, or no record, is a clear error naming the file."""
+    from pytools.results.placement.windows import windows_evidence
+
+    shared = tmp_path / "shared"
+    monkeypatch.setenv("PYTOOLS_SHARED", str(shared))
+    with pytest.raises(PlacementError, match="the Mooncake trace is absent"):
+        windows_evidence(tmp_path)
+    trace = mooncake_trace(tmp_path)
+    trace.parent.mkdir(parents=True)
+    trace.write_bytes(TINY_TRACE)
+    with pytest.raises(PlacementError, match=r"windows\.json: cannot read the windows record"):
+        windows_evidence(tmp_path)
+    write_record(tmp_path / WINDOWS_PATH, run_ladder(trace, Ladder(first_lines=2), "trace"))
+    figures = windows_evidence(tmp_path).figures
+    assert figures["largest"]["last_line"] == 5
