@@ -36,6 +36,7 @@ from pytools.results.placement.solver import (
     solve_pooled,
 )
 from pytools.results.placement.sweep import SWEEP_PARAMS, sweep, write_sweep
+from pytools.results.placement.windows import WINDOWS_PATH
 from pytools.results.regenerate import main as regenerate
 from pytools.results.spec import Evidence
 
@@ -100,7 +101,9 @@ def test_evidence_figures(ev: Evidence, instance_path: Path, inst: Instance) -> 
     assert [(i.path, i.sha256) for i in ev.inputs] == [
         (INSTANCE_PATH.as_posix(), sha256_file(instance_path)),
         (TRACE_INPUT_PATH, sha256_file(mooncake_trace(instance_path.parents[2]))),
-    ]  # the routing table's trace (tests/test_placement_routing.py)
+        (WINDOWS_PATH.as_posix(), sha256_file(instance_path.parents[2] / WINDOWS_PATH)),
+    ]  # the routing table's trace (tests/test_placement_routing.py), the CP-SAT windows
+    # record (tests/test_placement_windows.py)
     assert len(f["sweep"]) == SWEEP_PARAMS["max_hosts"]
     assert f["sweep_seed"] == SWEEP_PARAMS["seed"]
     json.dumps(f, allow_nan=False)  # canonical-JSON-able

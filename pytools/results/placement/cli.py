@@ -12,9 +12,9 @@ from pathlib import Path
 import click
 
 from pytools.files import check_can_write
-from pytools.paths import sha256_file
+from pytools.paths import mooncake_trace, sha256_file
 from pytools.results.ceiling.progress import delayed_bar
-from pytools.results.ceiling.trace import TraceError, Window
+from pytools.results.ceiling.trace import TRACE_INPUT_PATH, TraceError, Window
 from pytools.results.command import result_group
 
 from .instance import INSTANCE_PATH, PlacementError, load_instance
@@ -23,6 +23,7 @@ from .routing import run_sweep, sweep_capacities, sweep_steps, trace_requests
 from .routing_report import ROUTING_FILES, routing_figures, table_text, write_routing
 from .solver import certify_instance
 from .sweep import SWEEP_PARAMS, sweep, sweep_table, write_sweep
+from .windows import WINDOWS_PATH, Ladder, run_ladder, write_record
 
 # --------------------------------------------------------------------------- CLI
 
@@ -131,6 +132,57 @@ def routing_cmd(root: Path, trace: Path | None, window: str | None, out: Path | 
                                        f"table: {exc.strerror or exc}") from None
         for p in written:
             click.echo(f"wrote {p}", err=as_json)
+
+
+@main.command("windows")
+@click.option("--trace", "trace_path", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Trace file (default: the shared Mooncake trace).")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Record to write (default: the committed data/placement/windows.json).")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True),
+              default=Ladder.time_limit, show_default=True,
+              help="CP-SAT limit per window, in deterministic seconds (its count of work).")
+@click.option("--first-line", type=click.IntRange(min=1), default=1, show_default=True,
+              help="First line of every window (1-based).")
+@click.option("--first-lines", type=click.IntRange(min=1), default=256, show_default=True,
+              help="Lines of the first window; each next window has twice as many.")
+@click.option("--max-lines", type=click.IntRange(min=1), default=None,
+              help="Lines of the largest window tried (default: to the trace's end).")
+@click.pass_obj
+def windows_cmd(root: Path, trace_path: Path | None, out: Path | None, time_limit: float,
+                first_line: int, first_lines: int, max_lines: int | None) -> None:
+    """Solve pooled placement exactly (CP-SAT, one worker) on growing windows of the trace
+    at half their wall capacity, until one is not proved OPTIMAL in the time limit; write
+    the record that the certificate re-checks."""
+    path = trace_path or mooncake_trace(root)
+    out = out or (root / WINDOWS_PATH)
+    try:  # before solving: a bad output path fails now, not minutes later
+        check_can_write(out)
+    except OSError as exc:
+        raise click.ClickException(f"{exc.filename or out}: cannot write the record there: "
+                                   f"{exc.strerror or exc}") from None
+    shared = mooncake_trace(root)
+    named = TRACE_INPUT_PATH if shared.is_file() and path.resolve() == shared.resolve() \
+        else str(path)
+
+    def report(entry: dict[str, object]) -> None:
+        click.echo(f"lines {entry['first_line']}-{entry['last_line']}: "
+                   f"{entry['references']} references, wall {entry['distinct_blocks']}, "
+                   f"capacity {entry['capacity']} (wall capacity {entry['wall_capacity']}): "
+                   f"{entry['status']} objective {entry['objective']} bound {entry['bound']} "
+                   f"in {entry['solve_seconds']} s")
+
+    try:
+        ladder = Ladder(first_line=first_line, first_lines=first_lines, max_lines=max_lines,
+                        time_limit=time_limit)
+        record = run_ladder(path, ladder, named, report)
+        write_record(out, record)
+    except PlacementError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"{exc.filename or out}: cannot write the record: "
+                                   f"{exc.strerror or exc}") from None
+    click.echo(f"total {record['total_seconds']} s; wrote {out}")
 
 
 @main.command("evidence")
