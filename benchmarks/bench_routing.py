@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from timing import best  # noqa: E402
 
 from pytools.paths import mooncake_trace  # noqa: E402
 from pytools.results.ceiling.bypass import simulate_belady_bypass  # noqa: E402
@@ -39,17 +39,6 @@ from pytools.results.placement.routing import (  # noqa: E402
 
 #: The issue's budget for the whole sweep (seconds, one core).
 BUDGET_S = 60.0
-
-
-def best(fn: Callable[[], object], repeat: int) -> tuple[float, float, object]:
-    """Best CPU and best wall seconds over ``repeat`` runs, and the last result."""
-    cpu, wall, result = float("inf"), float("inf"), None
-    for _ in range(repeat):
-        c0, w0 = time.process_time(), time.perf_counter()
-        result = fn()
-        cpu = min(cpu, time.process_time() - c0)
-        wall = min(wall, time.perf_counter() - w0)
-    return cpu, wall, result
 
 
 def main() -> int:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from timing import best  # noqa: E402
 
 from pytools.paths import mooncake_trace, sha256_file  # noqa: E402
 from pytools.results.ceiling import policies  # noqa: E402
@@ -26,17 +26,6 @@ from pytools.results.ceiling import trace as tracefile  # noqa: E402
 
 #: The budget the issue sets for ceiling + LRU + Belady at one capacity (seconds, one core).
 BUDGET_S = 2.0
-
-
-def best(fn: Callable[[], object], repeat: int) -> tuple[float, float, object]:
-    """Best CPU and best wall seconds over ``repeat`` runs, and the last result."""
-    cpu, wall, result = float("inf"), float("inf"), None
-    for _ in range(repeat):
-        c0, w0 = time.process_time(), time.perf_counter()
-        result = fn()
-        cpu = min(cpu, time.process_time() - c0)
-        wall = min(wall, time.perf_counter() - w0)
-    return cpu, wall, result
 
 
 def parse_only(path: Path) -> int:
