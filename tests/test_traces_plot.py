@@ -236,3 +236,38 @@ def test_a_worker_left_without_a_request_exits(monkeypatch) -> None:
     assert worker._process.exitcode == 0
     monkeypatch.setenv(plot_worker_module.ENV_SWITCH, "0")
     assert plot_worker_module.start() is None
+
+
+WARM_THEN_DRAW = """
+import pickle, sys
+import matplotlib.artist
+kwdoc = matplotlib.artist.kwdoc
+from pytools.results.ceiling import plot_worker
+plot_worker._warm()  # the worker's imports, set docstrings skipped
+from matplotlib.lines import Line2D
+from pytools.results.ceiling.plot import render_plots
+assert matplotlib.artist.kwdoc is kwdoc, "kwdoc not restored"
+with open(sys.argv[1], "rb") as handle:
+    data = pickle.load(handle)
+with open(sys.argv[2], "wb") as handle:
+    pickle.dump((dict(render_plots(data)), Line2D.set.__doc__), handle)
+"""
+
+
+def test_the_workers_lean_import_draws_the_same_bytes(tmp_path: Path) -> None:
+    """The worker's matplotlib, imported without the ``set`` docstrings in a fresh process,
+    draws the bytes of a matplotlib imported as usual (this process)."""
+    import pickle
+    import subprocess
+    import sys
+
+    data = _data()
+    (tmp_path / "data.pkl").write_bytes(pickle.dumps(data))
+    subprocess.run([sys.executable, "-c", WARM_THEN_DRAW, str(tmp_path / "data.pkl"),
+                    str(tmp_path / "out.pkl")], check=True,
+                   env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    drawn, set_doc = pickle.loads((tmp_path / "out.pkl").read_bytes())
+    assert drawn == dict(render_plots(data))
+    assert (set_doc or "").endswith("Supported properties are\n\n")  # no list after
+    from matplotlib.lines import Line2D
+    assert not (Line2D.set.__doc__ or "").endswith("are\n\n")  # here it was listed

@@ -36,10 +36,34 @@ class PlotFailed(RuntimeError):
 
 
 def _warm() -> None:
-    """Import what drawing needs (the expensive part of a first plot)."""
-    import matplotlib.backends.backend_agg  # noqa: F401
-    import matplotlib.backends.backend_svg  # noqa: F401
-    import matplotlib.figure  # noqa: F401
+    """Import what drawing needs (the expensive part of a first plot).
+
+    Only in the worker, which never shows a docstring: matplotlib writes, for every
+    ``Artist`` subclass it defines, the docstring of its ``set`` method listing every
+    property (``matplotlib.artist.kwdoc``, about a third of the import's CPU time); the
+    worker's imports skip that text (the ``set`` methods, their signatures and the drawing
+    are unchanged) and restore ``kwdoc`` after."""
+    with _no_set_docstrings():
+        import matplotlib.backends.backend_agg  # noqa: F401
+        import matplotlib.backends.backend_svg  # noqa: F401
+        import matplotlib.figure  # noqa: F401
+
+
+@contextlib.contextmanager
+def _no_set_docstrings() -> Iterator[None]:
+    """``matplotlib.artist.kwdoc`` gives an empty text while the block runs (where it exists:
+    a matplotlib without it is imported as it is)."""
+    import matplotlib.artist
+
+    kwdoc = getattr(matplotlib.artist, "kwdoc", None)
+    if kwdoc is None:  # pragma: no cover (another matplotlib)
+        yield
+        return
+    matplotlib.artist.kwdoc = lambda artist: ""
+    try:
+        yield
+    finally:
+        matplotlib.artist.kwdoc = kwdoc
 
 
 def _serve(conn: Connection, parent_end: Connection) -> None:  # pragma: no cover (child)
