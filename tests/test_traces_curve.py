@@ -249,3 +249,68 @@ def test_claims_window_figures(trace_path: Path) -> None:
     lru, opt = curve.at(1693)
     assert opt == 21069 - 16930 == 4139  # OPT reaches the ceiling, 19.645 %
     assert round(100 * lru / 21069, 1) == 5.5  # "LRU about 5.5 % at 1,693 blocks"
+
+
+# ----------------------------------------------------------------------------- the chain
+
+
+def chain_by_levels(b: list[int], j: int, carry: int, stop: int, p: int) -> list[int]:
+    """The OPT chain as its definition reads, level by level: at each level after ``j`` whose
+    end-time is in ``(carry, p]`` the two swap, until the carry is ``stop``."""
+    b = list(b)
+    m = j + 1
+    while carry != stop and m < len(b):
+        if carry < b[m] <= p:
+            b[m], carry = carry, b[m]
+        m += 1
+    return b
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_compiled_chain_equals_the_chain_by_levels(seed: int) -> None:
+    """The compiled chain, whose blocks of 32 levels are skipped when they hold nothing in
+    ``(carry, p]`` and shifted by one level at once when every end-time in them is in
+    ``(carry, p]`` and rising, against the level-by-level chain on states with such blocks
+    planted (and blocks nearly so: one value out of order, or one past ``p``); the block
+    bounds stay bounds of what the blocks hold."""
+    from pytools.results.ceiling import curve as curve_module
+
+    rng = random.Random(seed)
+    levels = 32 * rng.randint(1, 40) + rng.choice([0, 0, 1, 17, 31])
+    p = 10_000
+    values: list[int] = []
+    while len(values) < levels:
+        kind = rng.choice(["rising", "rising", "rising-but-one", "past-p", "random", "high"])
+        lo = rng.randint(0, p - 200)
+        block = sorted(rng.sample(range(lo, lo + 200), 32))
+        if kind == "rising-but-one":
+            i = rng.randrange(31)
+            block[i], block[i + 1] = block[i + 1], block[i]
+        elif kind == "past-p":
+            block[rng.randrange(32)] = p + rng.randint(1, 50)
+        elif kind == "random":
+            block = [rng.randint(0, p + 500) for _ in range(32)]
+        elif kind == "high":
+            block = [p + rng.randint(1, 500) for _ in range(32)]
+        values.extend(block)
+    values = values[:levels]
+    j = rng.randrange(min(levels, 64))
+    carry = rng.randint(0, p // 4)
+    stop = max([carry, *(v for v in values[j + 1 :] if v <= p)])
+    want = chain_by_levels(values, j, carry, stop, p)
+
+    b = np.array(values + [0] * 40, dtype=np.int32)
+    nblk = (levels + 31) >> 5
+    bmin = np.array([min(values[i : i + 32]) for i in range(0, levels, 32)] + [2**31 - 1],
+                    dtype=np.int32)
+    bmax = np.array([max(values[i : i + 32]) for i in range(0, levels, 32)] + [-1],
+                    dtype=np.int32)
+    smin = np.array([min(bmin[s : s + 32]) for s in range(0, nblk, 32)] + [2**31 - 1],
+                    dtype=np.int32)
+    curve_module._chain(b, bmin, bmax, smin, levels, j, carry, stop, p)
+    got = b[:levels].tolist()
+    assert got == want
+    for blk in range(nblk):
+        held = got[blk * 32 : (blk + 1) * 32]
+        assert bmin[blk] <= min(held) and bmax[blk] >= max(held)
+        assert smin[blk >> 5] <= min(held)
