@@ -131,20 +131,23 @@ def _chain(b, bmin, bmax, smin, levels, j, carry, stop, p):  # pragma: no cover
                 m += 32  # nothing in (carry, p] in this block
                 continue
             end = min(m + 32, levels)
-            if end == m + 32 and b[m] > carry and b[m + 31] <= p:
+            # a view of the block: indices from 0 up, so no negative-index handling
+            blkv = b[m:end]
+            width = end - m
+            if width == 32 and blkv[0] > carry and blkv[31] <= p:
                 # every end-time of the block in (carry, p] and rising (the common case on
                 # Mooncake-shaped traces: two blocks in three): each one is handed on in
                 # turn, so the block shifts down one level, the carry entering first
-                rising = True
-                for q in range(m, m + 31):
-                    rising &= b[q] < b[q + 1]
-                if rising:
-                    out = b[m + 31]
-                    for q in range(m + 31, m, -1):
-                        b[q] = b[q - 1]
-                    b[m] = carry
+                falls = 0
+                for q in range(31):
+                    falls += blkv[q] >= blkv[q + 1]
+                if falls == 0:
+                    out = blkv[31]
+                    for q in range(31, 0, -1):
+                        blkv[q] = blkv[q - 1]
+                    blkv[0] = carry
                     bmin[blk] = carry
-                    bmax[blk] = b[m + 31]
+                    bmax[blk] = blkv[31]
                     if carry < smin[m >> 10]:
                         smin[m >> 10] = carry
                     carry = out
@@ -152,12 +155,12 @@ def _chain(b, bmin, bmax, smin, levels, j, carry, stop, p):  # pragma: no cover
                     continue
             mn = 2**31 - 1
             mx = -1
-            for q in range(m, end):  # the same swaps, without branches (w: v if <= p)
-                v = b[q]
+            for q in range(width):  # the same swaps, without branches (w: v if <= p)
+                v = blkv[q]
                 w = v if v <= p else -1
                 nv = carry if w > carry else v
                 carry = w if w > carry else carry
-                b[q] = nv
+                blkv[q] = nv
                 mn = nv if nv < mn else mn
                 mx = nv if nv > mx else mx
             bmin[blk] = mn
