@@ -158,11 +158,12 @@ def _chain(b, bmin, bmax, smin, levels, j, carry, stop, p):  # pragma: no cover
             for q in range(width):  # the same swaps, without branches (w: v if <= p)
                 v = blkv[q]
                 w = v if v <= p else -1
-                nv = carry if w > carry else v
+                blkv[q] = carry if w > carry else v
                 carry = w if w > carry else carry
-                blkv[q] = nv
-                mn = nv if nv < mn else mn
-                mx = nv if nv > mx else mx
+            for q in range(width):
+                v = blkv[q]
+                mn = v if v < mn else mn
+                mx = v if v > mx else mx
             bmin[blk] = mn
             bmax[blk] = mx
             if mn < smin[m >> 10]:
