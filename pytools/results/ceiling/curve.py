@@ -128,7 +128,12 @@ def _chain(b, bmin, bmax, smin, levels, j, carry, stop, p):  # pragma: no cover
         blk = m >> 5
         if (m & 31) == 0:
             if bmax[blk] <= carry or bmin[blk] > p:
-                m += 32  # nothing in (carry, p] in this block
+                # nothing in (carry, p] in this block: skip it and every next one alike
+                nblk = (levels + 31) >> 5
+                blk += 1
+                while blk < nblk and (bmax[blk] <= carry or bmin[blk] > p):
+                    blk += 1
+                m = blk << 5
                 continue
             end = min(m + 32, levels)
             # a view of the block: indices from 0 up, so no negative-index handling
