@@ -130,10 +130,12 @@ def _chain(b, bmin, bmax, smin, levels, j, carry, stop, p):  # pragma: no cover
             if bmax[blk] <= carry or bmin[blk] > p:
                 # nothing in (carry, p] in this block: skip it and every next one alike
                 nblk = (levels + 31) >> 5
-                blk += 1
-                while blk < nblk and (bmax[blk] <= carry or bmin[blk] > p):
-                    blk += 1
-                m = blk << 5
+                bx = bmax[blk + 1 : nblk]  # views indexed from 0 (no negative indices)
+                bn = bmin[blk + 1 : nblk]
+                i = 0
+                while i < bx.shape[0] and (bx[i] <= carry or bn[i] > p):
+                    i += 1
+                m = (blk + 1 + i) << 5
                 continue
             end = min(m + 32, levels)
             # a view of the block: indices from 0 up, so no negative-index handling
