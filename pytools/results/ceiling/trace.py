@@ -194,7 +194,7 @@ def scan_trace(
     raw = _open_raw(path)
     reader = _HashingReader(raw)
     buf: array[int] = array("q")
-    extend = buf.extend
+    extend = buf.fromlist  # hash_ids is a list (of validated int64s): the list's fast path
     requests = references = 0
     first, last = (window.start, window.end) if window else (1, 0)
     lineno = 0
