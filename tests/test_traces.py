@@ -336,18 +336,7 @@ def test_sweep_is_byte_deterministic(tmp_path: Path) -> None:
 
 
 def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
-    # 2,001 lines, so that the claim's window (lines 1201-2000) exists; each line is a fresh
-    # block b plus the hot block 0, so the counts are known in closed form.
-    lines = [json.dumps({"hash_ids": [0, b]}) for b in range(1, 2002)]
-    shared = tmp_path / "shared"
-    trace = shared / "data" / "mooncake" / "conversation_trace.jsonl"
-    trace.parent.mkdir(parents=True)
-    write_trace(trace, lines)
-    monkeypatch.setenv("PYTOOLS_SHARED", str(shared))
-    # The kernel-count figures come from the generated Lean module of the claim's window,
-    # written here under the temporary root.
-    assert WINDOW_FILE.write(tmp_path)
-    assert TRACE_FILE.write(tmp_path)
+    trace = _small_shared_trace(tmp_path, monkeypatch)
     ev = evidence(tmp_path)
     f = ev.figures
     assert (f["requests"], f["references"], f["distinct"]) == (2001, 4002, 2002)
@@ -398,6 +387,10 @@ def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
 
 
 def _small_shared_trace(tmp_path: Path, monkeypatch) -> Path:
+    """2,001 lines, so that the claim's window (lines 1201-2000) exists; each line is a fresh
+    block b plus the hot block 0, so the counts are known in closed form. The kernel-count
+    figures come from the generated Lean modules (the window's and the whole trace's), written
+    under the temporary root."""
     lines = [json.dumps({"hash_ids": [0, b]}) for b in range(1, 2002)]
     shared = tmp_path / "shared"
     trace = shared / "data" / "mooncake" / "conversation_trace.jsonl"
