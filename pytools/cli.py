@@ -37,7 +37,6 @@ LAZY_COMMANDS: dict[str, str] = {
 
 #: Old command names still accepted, never listed: alias -> command.
 HIDDEN_ALIASES: dict[str, str] = {
-    "traces": "ceiling",  # the ceiling's command before it took its result's name
 }
 
 

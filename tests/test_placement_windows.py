@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 
 from pytools.cli import cli
 from pytools.paths import mooncake_trace
-from pytools.results.ceiling.bypass import simulate_belady_bypass
 from pytools.results.placement.instance import PlacementError
 from pytools.results.placement.paging import (
     OPTIMAL,
@@ -46,6 +45,7 @@ from pytools.results.placement.windows import (
     run_ladder,
     write_record,
 )
+from pytools.traces.bypass import simulate_belady_bypass
 
 TINY_TRACE = (b'{"hash_ids": [1, 2, 3]}\n{"hash_ids": [1, 2, 4]}\n{"hash_ids": [1, 5, 3]}\n'
               b'{"hash_ids": [2, 4, 1, 6]}\n{"hash_ids": [3, 5, 6, 2]}\n')

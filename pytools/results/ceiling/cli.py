@@ -16,11 +16,10 @@ from pathlib import Path
 import click
 
 from pytools.paths import project_root
-
-from .output import OutputError
-from .policies import POLICIES, simulate
-from .progress import progress_bar
-from .trace import (
+from pytools.traces.output import OutputError
+from pytools.traces.policies import POLICIES, simulate
+from pytools.traces.progress import progress_bar
+from pytools.traces.trace import (
     TraceError,
     Window,
     count_distinct,
@@ -80,13 +79,13 @@ def main() -> None:
 # ----------------------------------------------------------------------------- commands
 
 
-@main.command("ceiling")
+@main.command("count")
 @file_argument
 @window_option
 @quiet_option
-def ceiling_cmd(file: Path, window: Window | None, quiet: bool) -> None:
+def count_cmd(file: Path, window: Window | None, quiet: bool) -> None:
     """Counts and the hit-rate ceiling (references - distinct) / references of FILE."""
-    from .trace import ceiling_counts
+    from pytools.traces.trace import ceiling_counts
 
     with _errors(), progress_bar(file, quiet) as progress:
         c = ceiling_counts(file, window, progress)
@@ -140,8 +139,11 @@ def sweep_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> 
     from .plot_worker import plot_worker
 
     with _errors(), plot_worker() as plotter, progress_bar(file, quiet) as progress:
-        from .curve import compute_curve  # after the fork: the plot worker needs no numba
-        from .output import check_folder, write_outputs
+        from pytools.traces.curve import (
+            compute_curve,  # after the fork: the plot worker needs no numba
+        )
+        from pytools.traces.output import check_folder, write_outputs
+
         from .sweep import sweep_outputs
 
         check_folder(out_dir)
@@ -165,8 +167,11 @@ def curve_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> 
     from .plot_worker import plot_worker
 
     with _errors(), plot_worker() as plotter, progress_bar(file, quiet) as progress:
-        from .curve import compute_curve  # after the fork: the plot worker needs no numba
-        from .output import check_folder, write_outputs
+        from pytools.traces.curve import (
+            compute_curve,  # after the fork: the plot worker needs no numba
+        )
+        from pytools.traces.output import check_folder, write_outputs
+
         from .sweep import counts_from, curve_outputs
 
         check_folder(out_dir)

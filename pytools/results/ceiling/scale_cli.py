@@ -10,8 +10,8 @@ from typing import BinaryIO
 
 import click
 
-from .output import OutputError, write_outputs
-from .trace import TraceError, Window
+from pytools.traces.output import OutputError, write_outputs
+from pytools.traces.trace import TraceError, Window
 
 
 def _ceiling_lines(c, label: str, sha: str, files: int) -> list[str]:  # type: ignore[no-untyped-def]
@@ -73,10 +73,11 @@ def register(main: click.Group) -> None:
                           window_spec: str | None, quiet: bool) -> None:
         """SHARDS: LRU and OPT hit rates at every capacity estimated from a spatial sample
         (block-hash below R); for traces too large to simulate exactly."""
-        from .curve import compute_curve
-        from .output import check_folder
+        from pytools.traces.curve import compute_curve
+        from pytools.traces.output import check_folder
+        from pytools.traces.progress import progress_bar
+
         from .plot import Source, plot_capacities
-        from .progress import progress_bar
         from .scale import sample_error, sampled_curve
 
         try:

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from pytools.paths import mooncake_trace, sha256_file
-from pytools.results.ceiling.trace import TRACE_INPUT_PATH
 from pytools.results.spec import Evidence, InputFile, ResultSpec, svg_and_csv
+from pytools.traces.trace import TRACE_INPUT_PATH
 
 from .evidence import (
     CERTIFIED_ENGINES,

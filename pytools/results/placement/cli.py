@@ -13,9 +13,9 @@ import click
 
 from pytools.files import check_can_write
 from pytools.paths import mooncake_trace, sha256_file
-from pytools.results.ceiling.progress import delayed_bar
-from pytools.results.ceiling.trace import TRACE_INPUT_PATH, TraceError, Window
 from pytools.results.command import result_group
+from pytools.traces.progress import delayed_bar
+from pytools.traces.trace import TRACE_INPUT_PATH, TraceError, Window
 
 from .instance import INSTANCE_PATH, PlacementError, load_instance
 from .result import evidence

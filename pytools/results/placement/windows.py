@@ -21,7 +21,7 @@ what is cheap, and returns the figures (``optimum_windows`` of ``pooled-placemen
 * each solved window's status is OPTIMAL and its bound equals its objective, the solver ran
   one worker within the recorded limit;
 * each objective equals the misses of Belady with bypass simulated now
-  (:func:`pytools.results.ceiling.bypass.simulate_belady_bypass`): Lean proves that policy
+  (:func:`pytools.traces.bypass.simulate_belady_bypass`): Lean proves that policy
   the demand-fetch optimum at every capacity (``beladyBypass_demandFetch_optimal``), CP-SAT
   finds the same number independently;
 * each capacity is the stated fraction of the wall capacity, and below it and below the wall
@@ -43,8 +43,8 @@ from typing import Any
 
 from pytools.files import atomic_write_text
 from pytools.paths import mooncake_trace
-from pytools.results.ceiling.bypass import simulate_belady_bypass
-from pytools.results.ceiling.trace import TraceError, scan_trace
+from pytools.traces.bypass import simulate_belady_bypass
+from pytools.traces.trace import TraceError, scan_trace
 
 from .instance import PlacementError
 from .paging import OPTIMAL, PAGING_PARAMS, replay_kept, solve_paging, wall_capacity
