@@ -35,7 +35,7 @@ from pytools.results.placement.solver import (
     solve_pooled,
 )
 from pytools.results.placement.sweep import SWEEP_PARAMS, sweep, write_sweep
-from pytools.results.placement.windows import WINDOWS_PATH
+from pytools.results.placement.windows_record import WINDOWS_PATH
 from pytools.results.regenerate import main as regenerate
 from pytools.results.spec import Evidence
 from pytools.traces.trace import TRACE_INPUT_PATH

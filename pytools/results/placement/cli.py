@@ -23,7 +23,8 @@ from .routing import run_sweep, sweep_capacities, sweep_steps, trace_requests
 from .routing_report import ROUTING_FILES, routing_figures, table_text, write_routing
 from .solver import certify_instance
 from .sweep import SWEEP_PARAMS, sweep, sweep_table, write_sweep
-from .windows import WINDOWS_PATH, Ladder, run_ladder, write_record
+from .windows import Ladder, run_ladder, write_record
+from .windows_record import WINDOWS_PATH
 
 # --------------------------------------------------------------------------- CLI
 
