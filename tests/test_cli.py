@@ -92,3 +92,21 @@ def test_python_m_pytools_traces_is_no_command() -> None:
     proc = subprocess.run([sys.executable, "-m", "pytools.traces", "--help"], cwd=ROOT,
                           capture_output=True, text=True, check=False)
     assert proc.returncode != 0 and "cannot be directly executed" in proc.stderr
+
+
+#: The ceiling command's spellings before issue 38: the hidden alias ``pytools traces ...`` and
+#: the stutter ``pytools ceiling ceiling FILE`` (now ``pytools ceiling count FILE``).
+_OLD_SPELLING = re.compile(r"pytools (?:traces|ceiling ceiling)\b")
+
+
+def test_the_ceiling_command_is_printed_one_way() -> None:
+    found = {f: _OLD_SPELLING.findall(_checked_text(f))
+             for f in _tracked_text_files() if f != "tests/test_cli.py"}
+    assert {f: forms for f, forms in found.items() if forms} == {}
+
+
+def test_old_spelling_check_catches_a_planted_one() -> None:
+    assert _OLD_SPELLING.findall("run `pytools ceiling ceiling trace.jsonl`") == [
+        "pytools ceiling ceiling"]
+    assert _OLD_SPELLING.findall("or `pytools traces curve FILE --out DIR`") == ["pytools traces"]
+    assert _OLD_SPELLING.findall("`pytools ceiling count FILE`, pytools.traces.curve") == []
