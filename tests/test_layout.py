@@ -305,8 +305,8 @@ def test_room_rule_catches_a_planted_cross_room_import(tmp_path: Path, form: str
 
 
 def test_traces_imports_nothing_of_results_or_publish() -> None:
-    """The trace library sits below the results: nothing in it imports a result or the
-    publisher (the layer rule says so; this names the case)."""
+    """The trace library sits below the results: nothing in it imports a result, the publisher
+    or the Lean layer (the layer rule says so; this names the case)."""
     found = {module_name(p): sorted(t for t in imports_of(p)
                                     if layer_of(t) in {"results", "publish", "lean"})
              for p in (PACKAGE / "traces").rglob("*.py")}
