@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pytools.files import atomic_write_bytes
 
-from . import attest
+from . import attest, headlines
 from .canonical import canonical_bytes, sha256_bytes, with_body_hash
 from .validation import SchemaSet, package_schemas
 
@@ -70,7 +70,11 @@ def assemble(root: Path, out: Derived, sign_key: Ed25519PrivateKey | None = None
     _signature(root, out, sign_key)
     readme = root / README
     if readme.is_file():
-        block = summary_block(out, out.summary, out.source)
+        try:
+            block = summary_block(out, out.summary, out.source)
+        except headlines.HeadlineError as exc:
+            out.problems.append(f"README summary: {exc}")
+            return
         updated = with_summary(readme.read_text(encoding="utf-8"), block)
         if updated is not None:
             out.files[str(README)] = updated.encode("utf-8")
@@ -117,8 +121,10 @@ def _signature(root: Path, out: Derived, key: Ed25519PrivateKey | None) -> None:
 
 def summary_block(derived: Derived, summary: dict[str, Any],
                   source: dict[str, Any] | None = None) -> str:
-    """The README's generated summary: counts and results from this run's audit, the
-    manifest's SHA-256 to pin, the signature and the source."""
+    """The README's generated summary: one row per result (a link to its page under
+    ``docs/results/``, its headline computed from its certificate, its theorems, axioms and
+    status), the counts of this run's audit, the manifest's SHA-256 to pin, the signature and
+    the source."""
     manifest = derived.files.get(str(MANIFEST))
     anchor = []
     if manifest is not None:
@@ -156,10 +162,16 @@ def summary_block(derived: Derived, summary: dict[str, Any],
         f"({summary['trusted_core_theorems']} trusted core constants, listed in each "
         "certificate).",
         "",
-        "| result | theorems | axioms reached | status |",
-        "|---|---|---|---|",
+        "| result | headline (computed from its certificate) | theorems | axioms reached "
+        "| status |",
+        "|---|---|---|---|---|",
     ]
-    lines += [f"| `{r}` | {n} | {a} | {s} |" for r, n, a, s in derived.rows]
+    by_result = {cert.get("result"): cert for cert in derived.certs.values()}
+    for rid, count, axioms, status in derived.rows:
+        cert = by_result.get(rid)
+        line = headlines.headline(cert) if cert is not None else None
+        lines.append(f"| [`{rid}`]({headlines.doc_link(rid)}) | {line or '—'} | {count} | "
+                     f"{axioms} | {status} |")
     lines += ["", *anchor, SUMMARY_END]
     return "\n".join(lines)
 
