@@ -112,3 +112,22 @@ def test_planted_missing_figure_fails_assembly_with_a_problem(tmp_path: Path) ->
     assert derived.problems == [
         "README summary: single-owner-kernel: no figure `workflows` for its headline"]
     assert "README.md" not in derived.files
+
+
+def test_pin_block_carries_the_manifests_hash(tmp_path: Path) -> None:
+    from pytools.publish.canonical import sha256_bytes
+
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n{bundle.PIN_START}\nstale\n{bundle.PIN_END}\nrest\n")
+    summary = {"declarations": 1, "user_facing": 1, "auxiliary": 0, "user_facing_theorems": 1,
+               "findings": 0, "allowed_axioms": [], "trusted_core_theorems": 0}
+    derived = bundle.Derived(summary=summary, source={})
+    bundle.assemble(tmp_path, derived)
+    digest = sha256_bytes(derived.files["certificates/MANIFEST.json"])
+    assert derived.files["README.md"].decode() == (
+        f"# x\n{bundle.PIN_START}\n```sh\n.venv/bin/pytools verify --manifest-sha256 {digest}\n"
+        f"```\n{bundle.PIN_END}\nrest\n")
+    readme.write_text("# no markers\n")
+    again = bundle.Derived(summary=summary, source={})
+    bundle.assemble(tmp_path, again)
+    assert "README.md" not in again.files

@@ -26,6 +26,8 @@ FIGURES_DIR = CERT_DIR / "figures"
 README = Path("README.md")
 SUMMARY_START = "<!-- pytools.certify:summary -->"
 SUMMARY_END = "<!-- /pytools.certify:summary -->"
+PIN_START = "<!-- pytools.certify:pin -->"
+PIN_END = "<!-- /pytools.certify:pin -->"
 
 
 @dataclass
@@ -75,9 +77,11 @@ def assemble(root: Path, out: Derived, sign_key: Ed25519PrivateKey | None = None
         except headlines.HeadlineError as exc:
             out.problems.append(f"README summary: {exc}")
             return
-        updated = with_summary(readme.read_text(encoding="utf-8"), block)
-        if updated is not None:
-            out.files[str(README)] = updated.encode("utf-8")
+        text = readme.read_text(encoding="utf-8")
+        updated = with_summary(text, block)
+        pinned = with_block(updated or text, PIN_START, PIN_END, pin_block(out))
+        if updated is not None or pinned is not None:
+            out.files[str(README)] = (pinned or updated or text).encode("utf-8")
 
 
 def with_recorded_oleans(root: Path, derived: Derived, recorded: list[dict[str, str]],
@@ -144,7 +148,7 @@ def summary_block(derived: Derived, summary: dict[str, Any],
     else:
         anchor.append("Unsigned: without a pin, a verification proves integrity only, not "
                       "authenticity.")
-    if source is not None:
+    if source:
         anchor.append(f"Source: library tree `{source['library_tree']}` (git tree of "
                       f"{', '.join(source['tree_entries'])}), commit "
                       f"`{source['commit'] or 'uncommitted'}`.")
@@ -176,12 +180,29 @@ def summary_block(derived: Derived, summary: dict[str, Any],
     return "\n".join(lines)
 
 
-def with_summary(text: str, block: str) -> str | None:
-    """``text`` with the generated block replaced, or None if it has no markers."""
-    start, end = text.find(SUMMARY_START), text.find(SUMMARY_END)
+def pin_block(derived: Derived) -> str:
+    """README's one-minute path: the verify command with this manifest's SHA-256 as the pin
+    (nothing between the markers when there is no manifest)."""
+    manifest = derived.files.get(str(MANIFEST))
+    lines = [PIN_START]
+    if manifest is not None:
+        lines += ["```sh", f".venv/bin/pytools verify --manifest-sha256 {sha256_bytes(manifest)}",
+                  "```"]
+    return "\n".join([*lines, PIN_END])
+
+
+def with_block(text: str, start_marker: str, end_marker: str, block: str) -> str | None:
+    """``text`` with the generated block between the markers replaced by ``block`` (which
+    carries the markers), or None if it has no such markers."""
+    start, end = text.find(start_marker), text.find(end_marker)
     if start < 0 or end < start:
         return None
-    return text[:start] + block + text[end + len(SUMMARY_END):]
+    return text[:start] + block + text[end + len(end_marker):]
+
+
+def with_summary(text: str, block: str) -> str | None:
+    """``text`` with the generated summary replaced, or None if it has no markers."""
+    return with_block(text, SUMMARY_START, SUMMARY_END, block)
 
 
 def write_all(root: Path, derived: Derived) -> None:
