@@ -80,7 +80,8 @@ def pooled_placement(cert: dict[str, Any]) -> str:
     same = sum(1 for w in windows if w["objective"] == w["belady_bypass_misses"])
     return (f"on the committed instance pooled caching misses {_get(cert, 'pooled_misses')} "
             f"times (the wall: {_get(cert, 'wall')}), per-instance caches at best "
-            f"{_get(cert, 'per_instance_misses')} (CP-SAT, {_get(cert, 'per_instance_status')}); "
+            f"{_get(cert, 'per_instance_misses')} (CP-SAT: "
+            f"{str(_get(cert, 'per_instance_status')).lower()}); "
             f"on trace windows up to {_n(largest['requests'])} requests CP-SAT's exact pooled "
             f"optimum equals Belady with bypass's misses on {same} of {len(windows)} windows "
             f"(largest: {_n(largest['objective'])} misses, wall {_n(largest['wall'])})")
@@ -94,7 +95,7 @@ def tenant_leak(cert: dict[str, Any]) -> str:
     return (f"on {engine['name']} {engine['version']}'s cache code, unsalted, tenant B is "
             f"served {_n(totals['cross_tenant_hit_tokens_unsalted'])} of tenant A's cached "
             f"tokens on {len(_get(cert, 'prompt_tokens'))} prompts; with the admission layer's "
-            f"keyed salt {_n(totals['adversary_hit_tokens_keyed_salt'])}, and "
+            f"keyed salt, {_n(totals['adversary_hit_tokens_keyed_salt'])} tokens, and "
             f"{bound['leaking_pairs']} of {_n(bound['pairs'])} random pairs leak (95 % upper "
             f"bound {bound['upper_bound_exact_95'] * 100:.2f} %)")
 
