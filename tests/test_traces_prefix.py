@@ -20,7 +20,7 @@ from pytools.traces.prefix import (
     read_prefix_trace,
     warmup_requests,
 )
-from pytools.traces.trace import ScanSummary, TraceError
+from pytools.traces.trace import ScanSummary, TraceError, Window
 
 # ----------------------------------------------------------------------------- references
 
@@ -232,3 +232,23 @@ def test_warmup_and_budget_rules() -> None:
     # the simulator's DeepSeek-V3 sizing: 70,272 bytes a token, 512-token blocks
     assert budget_blocks(64 * 2**30, 70272) == 1909
     assert budget_blocks(512 * 2**30, 70272) == 15279
+
+
+def test_sparse_ids_and_windows(tmp_path: Path) -> None:
+    """Ids too large to index by (raw 64-bit hashes) give the curve of their dense renaming;
+    a window is its lines alone, and its errors name the file's line."""
+    requests = chained_trace(3)
+    weights = random_weights(requests, 3)
+    dense = prefix_curve_of(make_trace(requests, weights), 0.5)
+    sparse = [[(x + 1) * 2**40 + 7 for x in r] for r in requests]
+    curve = prefix_curve_of(make_trace(sparse, weights), 0.5)
+    assert curve.hits.tolist() == dense.hits.tolist() and curve.distinct == dense.distinct
+    path = tmp_path / "t.jsonl"
+    lines = [(512 * len(r), r) for r in requests]
+    path.write_text("".join(json.dumps({"input_length": n, "hash_ids": ids}) + "\n"
+                            for n, ids in lines) + '{"hash_ids": [1, 2]}\n')
+    window = read_prefix_trace(path, "tokens", Window(5, 9))
+    assert window.summary.requests == 5 and window.first_line == 5
+    assert window.ids.tolist() == [x for r in requests[4:9] for x in r]
+    with pytest.raises(TraceError, match=rf"t\.jsonl:{len(requests) + 1}: missing"):
+        read_prefix_trace(path, "tokens", Window(len(requests), len(requests) + 1))
