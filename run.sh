@@ -4,7 +4,8 @@
 #   bash run.sh test    [ARGS]  the whole test suite: fast tests, the engine tests (vLLM and
 #                               SGLang installed into .venv-engines by .ci/engines/install.sh,
 #                               vLLM's CPU server into .venv-served by .ci/served/install.sh,
-#                               LMCache into .venv-lmcache by .ci/lmcache/install.sh),
+#                               LMCache into .venv-lmcache by .ci/lmcache/install.sh,
+#                               kvcache-simulator into .venv-kvsim by .ci/kvsim/install.sh),
 #                               the Lean-backed tests, browser tests, and `certify --check`
 # Needs only python3 (3.11+), npm and git. Python packages go into .venv; the registry
 # Lean (npm) is installed only when no native `lean` answers.
@@ -71,13 +72,13 @@ case "$cmd" in
     start=$(date +%s)
     # The engine installs (venvs of their own, mostly download and unpacking) run beside the
     # fast tests and the Lean build, which are CPU-bound; the engine tests wait for them.
-    installs=(engines served lmcache)
+    installs=(engines served lmcache kvsim)
     declare -A install_pid install_log
     if [ "${PYTOOLS_ENGINES:-}" = skip ] && [ -z "${CI:-}" ]; then
       log "PYTOOLS_ENGINES=skip: not installing the engines; the engine tests will skip"
       installs=()
     else
-      log "engine installs started in the background (.ci/engines, .ci/served, .ci/lmcache)"
+      log "engine installs started in the background (.ci/engines, .ci/served, .ci/lmcache, .ci/kvsim)"
       estart=$(date +%s)
       for name in "${installs[@]}"; do
         install_log[$name]=$(mktemp)
@@ -106,7 +107,7 @@ case "$cmd" in
       fi
     done
     [ ${#installs[@]} = 0 ] || log "engine installs done $(( $(date +%s) - estart ))s after they started (in the background)"
-    log "engine tests (vLLM and SGLang cache code: .ci/engines; a served vLLM: .ci/served; LMCache: .ci/lmcache)"
+    log "engine tests (vLLM and SGLang cache code: .ci/engines; a served vLLM: .ci/served; LMCache: .ci/lmcache; kvcache-simulator: .ci/kvsim)"
     rc=0; "$PY" -m pytest -q -m engines -rs "$@" || rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
     log "all tests passed in $(( $(date +%s) - start ))s"

@@ -155,16 +155,65 @@ def sweep_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> 
         click.echo(f"wrote {w.path}  sha256 {w.sha256}")
 
 
+def _budget(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
+            ) -> tuple[tuple[str, float], ...]:
+    out = []
+    for text in value:
+        t = text.strip()
+        unit = "GiB" if t.lower().endswith("gib") else "blocks"
+        number = t[:-3] if unit == "GiB" else t
+        try:
+            amount = float(number) if unit == "GiB" else int(number)
+        except ValueError:
+            raise click.BadParameter(f"{text!r}: expected blocks (an integer) or a size "
+                                     "such as 64GiB") from None
+        if amount < 0:
+            raise click.BadParameter(f"{text!r}: a budget cannot be negative")
+        out.append((unit, amount))
+    return tuple(out)
+
+
 @main.command("curve")
 @file_argument
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
-              required=True, help="Folder for curve.csv, curve.svg, curve.png.")
+              required=True, help="Folder for curve.csv, curve.svg, curve.png "
+              "(prefix: prefix.csv, prefix.svg, prefix.png).")
+@click.option("--semantics", type=click.Choice(["flat", "prefix"]), default="flat",
+              show_default=True,
+              help="flat (the default): every block hits on its own, LRU and OPT; prefix: a "
+              "request hits only the leading run of its cached blocks (radix LRU, as engines "
+              "serve; exact at capacities >= the longest request).")
+@click.option("--weight", type=click.Choice(["tokens", "blocks"]), default=None,
+              help="prefix only: count tokens (from input_length; the default) or blocks.")
+@click.option("--warmup-fraction", type=click.FloatRange(0.0, 1.0), default=None,
+              help="prefix only: count hits only on requests after the first "
+              "floor(F x requests) (the cache is warm from the first); default 0.")
+@click.option("--bytes-per-token", type=click.FloatRange(min=0.0, min_open=True), default=None,
+              help="prefix only: KV bytes a token (512-token blocks): adds capacity_bytes to "
+              "prefix.csv and sizes GiB budgets.")
+@click.option("--budget", "budgets", multiple=True, callback=_budget,
+              metavar="BLOCKS|SIZEGiB",
+              help="prefix only, repeatable: print the hits at this capacity, in blocks or "
+              "as a byte budget (e.g. 64GiB, needs --bytes-per-token).")
 @window_option
 @quiet_option
-def curve_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> None:
-    """Exact LRU and OPT hits at every capacity 1..distinct of FILE, in one pass
-    (``curve.csv``: capacity,lru_hits,opt_hits; and the plot)."""
+def curve_cmd(file: Path, out_dir: Path, semantics: str, weight: str | None,
+              warmup_fraction: float | None, bytes_per_token: float | None,
+              budgets: tuple[tuple[str, float], ...], window: Window | None,
+              quiet: bool) -> None:
+    """Exact hits at every capacity 1..distinct of FILE, in one pass. Flat semantics (the
+    default): LRU and OPT (``curve.csv``: capacity,lru_hits,opt_hits; and the plot). Prefix
+    semantics: radix-LRU prefix hits (``prefix.csv``: capacity,lru_hit_tokens,
+    measured_tokens,...; and the plot with the ceiling and the flat count)."""
     from .plot_worker import plot_worker
+
+    if semantics == "prefix":
+        _prefix_curve(file, out_dir, weight or "tokens", warmup_fraction or 0.0,
+                      bytes_per_token, budgets, window, quiet)
+        return
+    if weight or warmup_fraction is not None or bytes_per_token or budgets:
+        raise click.UsageError("--weight, --warmup-fraction, --bytes-per-token and --budget "
+                               "need --semantics prefix")
 
     with _errors(), plot_worker() as plotter, progress_bar(file, quiet) as progress:
         from pytools.traces.curve import (
@@ -181,6 +230,43 @@ def curve_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> 
         written = write_outputs(out_dir, curve_outputs(summary, curve, str(file), plotter))
     click.echo(f"references: {counts.references}  distinct: {counts.distinct}  "
                f"ceiling: {counts.max_hits} hits ({counts.percent} %)")
+    for w in written:
+        click.echo(f"wrote {w.path}  sha256 {w.sha256}")
+
+
+def _prefix_curve(file: Path, out_dir: Path, weight: str, warmup_fraction: float,
+                  bytes_per_token: float | None, budgets: tuple[tuple[str, float], ...],
+                  window: Window | None, quiet: bool) -> None:
+    """``curve --semantics prefix``: the prefix curve, its outputs and the asked budgets."""
+    from .plot_worker import plot_worker
+
+    if any(unit == "GiB" for unit, _ in budgets) and not bytes_per_token:
+        raise click.UsageError("a GiB budget needs --bytes-per-token")
+    with _errors(), plot_worker() as plotter, progress_bar(file, quiet) as progress:
+        from pytools.traces.output import check_folder, write_outputs
+        from pytools.traces.prefix import budget_blocks, compute_prefix_curve
+
+        from .prefix_out import percent_of, prefix_outputs
+
+        check_folder(out_dir)
+        summary, curve = compute_prefix_curve(file, weight, warmup_fraction, window, progress)
+        _header(file, summary.sha256, window)
+        written = write_outputs(out_dir, prefix_outputs(summary, curve, str(file), plotter,
+                                                        bytes_per_token))
+    unit = weight
+    click.echo(f"requests: {curve.requests} (warm-up {curve.warmup_requests})  references: "
+               f"{curve.references}  distinct: {curve.distinct}  longest request: "
+               f"{curve.longest} blocks")
+    click.echo(f"measured {unit}: {curve.measured}  prefix ceiling: {curve.ceiling} "
+               f"({percent_of(curve.ceiling, curve.measured)} %)")
+    for kind, amount in budgets:
+        blocks = (budget_blocks(amount * 2**30, bytes_per_token or 1.0) if kind == "GiB"
+                  else int(amount))
+        hits = curve.at(blocks)
+        size = f" ({amount:g} GiB)" if kind == "GiB" else ""
+        note = "" if blocks >= curve.longest else "  (below the longest request: flat LRU)"
+        click.echo(f"capacity {blocks} blocks{size}: {hits} {unit} "
+                   f"({percent_of(hits, curve.measured)} %){note}")
     for w in written:
         click.echo(f"wrote {w.path}  sha256 {w.sha256}")
 

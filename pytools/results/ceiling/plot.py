@@ -277,7 +277,8 @@ def render_plots(data: PlotData, formats: Sequence[str] = PLOT_FORMATS
     import matplotlib
 
     with matplotlib.rc_context(PLOT_RC):
-        fig = figure_of(data)
+        draw = getattr(data, "figure", None)  # data that draws itself (the prefix plot)
+        fig = draw() if draw is not None else figure_of(data)
         for fmt in formats:
             try:
                 yield fmt, save_plot(fig, data.source, fmt)
