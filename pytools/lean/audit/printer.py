@@ -86,14 +86,66 @@ def has_loose(e: Expr, depth: int, memo: dict | None = None) -> bool:
     return r
 
 
+#: Words Lean's parser reads as tokens, never as identifiers: a name component spelled like one
+#: prints in ``«»`` (``«fun»``), as Lean prints it.
+KEYWORDS: frozenset[str] = frozenset({
+    "at", "by", "calc", "decreasing_by", "deriving", "do", "else", "end", "exact", "from",
+    "fun", "have", "if", "import", "in", "instance", "let", "local", "match", "mut", "namespace",
+    "nomatch", "nofun", "open", "partial", "private", "protected", "public", "rfl", "section",
+    "show", "suffices", "then", "theorem", "termination_by", "universe", "unsafe", "variable",
+    "where", "with", "axiom", "def", "example", "abbrev", "structure", "class", "inductive",
+    "forall", "exists", "Type", "Sort", "Prop", "return", "for", "unless", "try", "catch",
+    "finally", "break", "continue", "macro", "syntax", "notation", "set_option", "attribute",
+    "mutual", "opaque", "noncomputable", "meta", "module", "prelude", "sorry", "λ", "Π", "Σ",
+})
+
+
+def _letter_like(c: str) -> bool:
+    """Lean's ``isLetterLike``: Greek (but λ, Π, Σ), Coptic, letter-like symbols, script and
+    double-struck letters, sub- and superscript letters."""
+    o = ord(c)
+    return ((0x3B1 <= o <= 0x3C9 and o != 0x3BB)
+            or (0x391 <= o <= 0x3A9 and o not in (0x3A0, 0x3A3))
+            or 0x3CA <= o <= 0x3FB or 0x1F00 <= o <= 0x1FFE or 0x2100 <= o <= 0x214F
+            or 0x1D49C <= o <= 0x1D59F)
+
+
+def _subscript(c: str) -> bool:
+    o = ord(c)
+    return 0x2080 <= o <= 0x2089 or 0x2090 <= o <= 0x209C or 0x1D62 <= o <= 0x1D6A
+
+
+def _id_first(c: str) -> bool:
+    return (c.isascii() and c.isalpha()) or c == "_" or _letter_like(c)
+
+
+def _id_rest(c: str) -> bool:
+    return (_id_first(c) or (c.isascii() and c.isdigit()) or c in "'!?" or _subscript(c))
+
+
+def escape_component(comp: str) -> str:
+    """One name component as Lean reads it back: bare when it is an identifier (Lean's
+    ``isIdFirst``/``isIdRest``) and no keyword, else in ``«»`` (``«5»``, ``«fun»``)."""
+    if comp and _id_first(comp[0]) and all(_id_rest(c) for c in comp[1:]) \
+            and comp not in KEYWORDS:
+        return comp
+    return f"«{comp}»"
+
+
+def escape_name(name: str) -> str:
+    """A constant's dotted name with each component escaped (:func:`escape_component`)."""
+    return ".".join(escape_component(c) for c in name.split("."))
+
+
 def binder_name(raw: str) -> tuple[str, bool]:
     """(readable name, hygienic?) of a binder name. A name with macro scopes
     (``inst._@.Proofs.Ceiling.Cache.791917390._hygCtx._hyg.3``) is an inaccessible name made
-    by a macro: Lean prints it ``inst✝``; so does this printer."""
+    by a macro: Lean prints it ``inst✝``, which no parser reads back; this printer gives it
+    its base name (``inst``), made fresh where it is printed."""
     if "._@." in raw:
-        return raw.split("._@.", 1)[0] + "✝", True
+        return raw.split("._@.", 1)[0] or "x", True
     if raw.startswith("_@."):
-        return "x✝", True
+        return "x", True
     return raw or "x", False
 
 
@@ -104,15 +156,24 @@ class _Printer:
         self.shown = shown
         self.budget = max_len
         self.loose: dict = {}
+        self.taken: frozenset[str] = frozenset()  # first components of the constants named
+        self.must_show: Callable[[str], bool] | None = None
 
     def fresh(self, name: str, ctx: list[str]) -> str:
-        if name not in ctx:
+        """``name`` escaped (:func:`escape_name`), renamed ``name_1``, ``name_2``... when an
+        enclosing binder prints so, or when it would shadow a constant the statement names
+        (a binder ``Nat`` beside a global ``Nat``): the text must read back as the same
+        term."""
+        name = escape_name(name)
+        if name not in ctx and name.split(".")[0] not in self.taken:
             return name
-        base = name.removesuffix("✝")
+        base = name.rstrip("»") + "_" if name.endswith("»") else name + "_"
         i = 1
-        while f"{base}✝{i}" in ctx:
+        while True:
+            cand = f"{base}{i}»" if name.endswith("»") else f"{base}{i}"
+            if cand not in ctx and cand not in self.taken:
+                return cand
             i += 1
-        return f"{base}✝{i}"
 
     def at(self, e: Expr, ctx: list[str], need: int, tail: bool = False) -> str:
         """``e`` printed where precedence ``need`` is required. ``tail``: nothing follows it
@@ -166,7 +227,7 @@ class _Printer:
             i = e.args[0]
             return (ctx[-1 - i] if i < len(ctx) else f"#{i}"), _ATOM
         if k == "const":
-            return e.args[0], _ATOM
+            return escape_name(e.args[0]), _ATOM
         if k == "sort":
             s = _sort_str(e.args[0])
             return s, (_ATOM if " " not in s else _MAX)
@@ -219,6 +280,11 @@ class _Printer:
             return f"{self.at(args[4], ctx, 51)} ∈ {self.at(args[3], ctx, 51)}", 50
         if head == "Exists" and len(args) == 2 and args[1].kind == "lam":
             return self.binders(args[1], ctx, "exists")
+        if head and self.must_show and self.must_show(head):
+            # an implicit argument nothing printed determines: every argument, as Lean would
+            # need it to elaborate the same term
+            parts = ["@" + self.at(fn, ctx, _MAX)]
+            return " ".join(parts + [self.at(a, ctx, _ATOM) for a in args]), _MAX
         mask = self.explicit(head) if (self.explicit and head) else None
         if mask:
             args = [a for i, a in enumerate(args) if i >= len(mask) or mask[i]]
@@ -283,9 +349,27 @@ class _Printer:
         return lead + " ".join(parts) + sep + self.at(cur, inner, 0, tail=True), 0
 
 
+def _constants(e: Expr) -> set[str]:
+    """Every constant name in ``e`` (an iterative walk over shared subterms)."""
+    out: set[str] = set()
+    seen: set[int] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if x.kind == "const":
+            out.add(x.args[0])
+        elif x.kind in ("app", "lam", "forallE", "letE", "mdata", "proj"):
+            stack.extend(a for a in x.args if isinstance(a, Expr))
+    return out
+
+
 def pp_expr(e: Expr, max_len: int = 20000,
             explicit: Callable[[str], tuple[bool, ...] | None] | None = None,
-            shown: frozenset[int] = frozenset()) -> str:
+            shown: frozenset[int] = frozenset(),
+            must_show: Callable[[str], bool] | None = None) -> str:
     """Print a term readably and deterministically, close to Lean's own notation.
 
     Binders keep their names (a clash with an enclosing name gets a number suffix); a
@@ -304,6 +388,8 @@ def pp_expr(e: Expr, max_len: int = 20000,
     ``statement-instance``). Output past ``max_len`` is elided with ``…``.
     """
     printer = _Printer(explicit, max_len, shown)
+    printer.must_show = must_show
+    printer.taken = frozenset(escape_component(n.split(".")[0]) for n in _constants(e))
     try:
         text = printer.at(e, [], 0, tail=True)
     except RecursionError:
