@@ -157,7 +157,7 @@ class _Printer:
         self.budget = max_len
         self.loose: dict = {}
         self.taken: frozenset[str] = frozenset()  # first components of the constants named
-        self.must_show: Callable[[str], bool] | None = None
+        self.must_show: Callable[[str, int], tuple[str, ...] | None] | None = None
 
     def fresh(self, name: str, ctx: list[str]) -> str:
         """``name`` escaped (:func:`escape_name`), renamed ``name_1``, ``name_2``... when an
@@ -280,11 +280,17 @@ class _Printer:
             return f"{self.at(args[4], ctx, 51)} ∈ {self.at(args[3], ctx, 51)}", 50
         if head == "Exists" and len(args) == 2 and args[1].kind == "lam":
             return self.binders(args[1], ctx, "exists")
-        if head and self.must_show and self.must_show(head):
-            # an implicit argument nothing printed determines: every argument, as Lean would
-            # need it to elaborate the same term
+        infos = self.must_show(head, len(args)) if (head and self.must_show) else None
+        if infos is not None:
+            # an implicit argument nothing printed determines: every argument, as Lean needs
+            # them to elaborate the same term; a local instance hypothesis as `_` (Lean finds
+            # it; an anonymous `[DecidableEq α]` has no name to write)
             parts = ["@" + self.at(fn, ctx, _MAX)]
-            return " ".join(parts + [self.at(a, ctx, _ATOM) for a in args]), _MAX
+            for i, a in enumerate(args):
+                local_inst = (i < len(infos) and infos[i] == "instImplicit"
+                              and a.kind == "bvar")
+                parts.append("_" if local_inst else self.at(a, ctx, _ATOM))
+            return " ".join(parts), _MAX
         mask = self.explicit(head) if (self.explicit and head) else None
         if mask:
             args = [a for i, a in enumerate(args) if i >= len(mask) or mask[i]]
@@ -369,12 +375,12 @@ def _constants(e: Expr) -> set[str]:
 def pp_expr(e: Expr, max_len: int = 20000,
             explicit: Callable[[str], tuple[bool, ...] | None] | None = None,
             shown: frozenset[int] = frozenset(),
-            must_show: Callable[[str], bool] | None = None) -> str:
+            must_show: Callable[[str, int], tuple[str, ...] | None] | None = None) -> str:
     """Print a term readably and deterministically, close to Lean's own notation.
 
     Binders keep their names (a clash with an enclosing name gets a number suffix); a
-    hygienic name (macro scopes, ``inst._@.M._hyg.3``) prints as ``inst✝`` and an instance
-    binder with such a name as ``[DecidableEq α]``. Runs of binders are grouped
+    hygienic name (macro scopes, ``inst._@.M._hyg.3``) prints as its base name (``inst``)
+    and an instance binder with such a name as ``[DecidableEq α]``. Runs of binders are grouped
     (``∀ {T n : Nat} (D : Design T n), …``), ``A → B`` for non-dependent explicit ones,
     ``fun (x : A) => b``, ``∃ (x : A), p`` for ``Exists fun x => p``, ``let x : A := v; b``.
     Constants print with full names (universe arguments omitted); fully applied core
@@ -385,7 +391,13 @@ def pp_expr(e: Expr, max_len: int = 20000,
     the applications ``shown`` names (by ``id``): those print ``@f`` with every argument
     and no notation, so that an instance argument that is not core's is seen
     (``@LE.le Nat M.argLE 2 5``, never ``2 ≤ 5``: rule
-    ``statement-instance``). Output past ``max_len`` is elided with ``…``.
+    ``statement-instance``). ``must_show`` (constant name, arguments given -> its binder
+    infos when the application must print every argument, else None) marks applications
+    whose implicit arguments nothing printed determines (``@Std.TreeMap.empty Nat Nat
+    Ord.compare``): the text must elaborate back to the same term (rule ``statement-text``).
+    Names print as Lean reads them (``«5»``, ``«fun»``); a binder that would shadow a
+    constant the statement names or an enclosing binder is renamed (``Nat_1``, ``x_1``).
+    Output past ``max_len`` is elided with ``…``.
     """
     printer = _Printer(explicit, max_len, shown)
     printer.must_show = must_show

@@ -89,7 +89,8 @@ class _Auditor:
         self.nodes: dict[Key, _Node] = {}
         self.declared_in: dict[str, list[str]] = {}  # name -> every library module declaring it
         self.masks: dict[str, tuple[bool, ...] | None] = {}
-        self.must: dict[str, bool] = {}
+        self.must: dict[tuple[str, int], tuple[str, ...] | None] = {}
+        self.params: dict[str, tuple[tuple[str, Expr], ...]] = {}
         self._visible: dict[str, frozenset[str]] = {}
         self._library_memo: dict[Key, bool] = {}
 
@@ -195,32 +196,38 @@ class _Auditor:
         self.masks[name] = mask
         return mask
 
-    def needs_all_args(self, name: str) -> bool:
-        """Whether an application of constant ``name`` must print every argument (``@f``):
-        it has an implicit parameter that is not a type (nor a type family) and that no
-        explicit parameter's type mentions, so nothing printed determines it (a tree map's
-        comparator in ``Std.TreeMap.empty``). Types are left to Lean's unification; where it
-        guesses otherwise, the statement-text check says so."""
-        hit = self.must.get(name)
-        if hit is not None:
-            return hit
-        t = self.type_of(name)
-        params: list[tuple[str, Expr]] = []  # (binder info, type at its own depth)
-        while t is not None and t.kind in ("forallE", "mdata"):
-            if t.kind == "mdata":
-                t = t.args[0]
-                continue
-            params.append((t.args[3], t.args[1]))
-            t = t.args[2]
-        out = False
-        for i, (bi, ty) in enumerate(params):
-            if bi not in ("implicit", "strictImplicit") or _is_type_like(ty):
+    def needs_all_args(self, name: str, nargs: int) -> tuple[str, ...] | None:
+        """The binder infos of constant ``name`` when its application to ``nargs`` arguments
+        must print every argument (``@f``), else None: when it has an implicit parameter among
+        those arguments that neither is an ``outParam`` (the instance determines it) nor
+        occurs in the type of an explicit parameter among them, so nothing printed
+        determines it (``Std.TreeMap.empty``'s comparator; ``Function.Injective rowOf``,
+        whose ``rowOf`` takes no explicit argument). Where Lean still guesses otherwise, the
+        statement-text check says so."""
+        key = (name, nargs)
+        if key in self.must:
+            return self.must[key]
+        params = self.params.get(name)
+        if params is None:
+            t = self.type_of(name)
+            found: list[tuple[str, Expr]] = []  # (binder info, type at its own depth)
+            while t is not None and t.kind in ("forallE", "mdata"):
+                if t.kind == "mdata":
+                    t = t.args[0]
+                    continue
+                found.append((t.args[3], t.args[1]))
+                t = t.args[2]
+            params = self.params[name] = tuple(found)
+        given = params[:nargs]
+        out = None
+        for i, (bi, ty) in enumerate(given):
+            if bi not in ("implicit", "strictImplicit") or _is_out_param(ty):
                 continue
             if not any(pbi == "default" and has_loose(pty, j - i - 1)
-                       for j, (pbi, pty) in enumerate(params) if j > i):
-                out = True
+                       for j, (pbi, pty) in enumerate(given) if j > i):
+                out = tuple(b for b, _ in params)
                 break
-        self.must[name] = out
+        self.must[key] = out
         return out
 
     def node(self, key: Key) -> _Node:
@@ -478,12 +485,13 @@ class _Auditor:
         return frozenset(seen)
 
 
-def _is_type_like(ty: Expr) -> bool:
-    """Whether a parameter of type ``ty`` is a type or a type family (``Type u``,
-    ``α → Sort v``): its codomain after the binders is a sort."""
-    while ty.kind in ("forallE", "mdata"):
-        ty = ty.args[2] if ty.kind == "forallE" else ty.args[0]
-    return ty.kind == "sort"
+def _is_out_param(ty: Expr) -> bool:
+    """Whether a parameter's type is ``outParam T`` or ``semiOutParam T`` (instance search
+    determines it)."""
+    while ty.kind == "mdata":
+        ty = ty.args[0]
+    return (ty.kind == "app" and ty.args[0].kind == "const"
+            and ty.args[0].args[0] in ("outParam", "semiOutParam"))
 
 
 def _kind_of(ci: ConstantInfo, instances: set[str], real_kinds: dict[str, str]) -> str:
