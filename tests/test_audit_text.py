@@ -70,8 +70,8 @@ PRINTED = {
     "Text.binder_shadows_global": "∀ (Nat_1 : Type) (n : Nat), Nat_1 → n = n",
     "Text.backwards_empty": "Std.TreeMap.isEmpty (@Std.TreeMap.empty Nat Nat "
                             "(fun (a b : Nat) => Ord.compare b a)) = Bool.true",
-    "Text.default_empty": "Std.TreeMap.isEmpty (@Std.TreeMap.empty Nat Nat "
-                          "(@Ord.compare Nat instOrdNat)) = Bool.true",
+    "Text.default_empty": "Std.TreeMap.isEmpty (@Std.TreeMap.empty Nat Nat Ord.compare) "
+                          "= Bool.true",
     "Text.weird_five_le_two": "@LE.le Nat Text.weirdLE 5 2",
     "Text.honest_id": "∀ (a : Nat), id a = a",
 }

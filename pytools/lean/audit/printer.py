@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from pytools.lean.olean import Expr, Level
 
@@ -149,6 +150,21 @@ def binder_name(raw: str) -> tuple[str, bool]:
     return raw or "x", False
 
 
+@dataclass(frozen=True)
+class AppShape:
+    """What printing an application of a constant to some arguments needs to know (from the
+    constant's type): each parameter's binder info; ``undetermined``: an implicit argument
+    among those given is neither an ``outParam`` nor in the type of a given explicit
+    argument, so only the expected type can determine it; ``settled``: for each given
+    argument, whether its expected type is determined by the others (every implicit
+    parameter its type mentions is an ``outParam`` or in another given explicit
+    argument's type)."""
+
+    infos: tuple[str, ...]
+    undetermined: bool
+    settled: tuple[bool, ...]
+
+
 class _Printer:
     def __init__(self, explicit: Callable[[str], tuple[bool, ...] | None] | None,
                  max_len: int, shown: frozenset[int] = frozenset()):
@@ -157,7 +173,7 @@ class _Printer:
         self.budget = max_len
         self.loose: dict = {}
         self.taken: frozenset[str] = frozenset()  # first components of the constants named
-        self.must_show: Callable[[str, int], tuple[str, ...] | None] | None = None
+        self.must_show: Callable[[str, int], AppShape | None] | None = None
 
     def fresh(self, name: str, ctx: list[str]) -> str:
         """``name`` escaped (:func:`escape_name`), renamed ``name_1``, ``name_2``... when an
@@ -175,12 +191,13 @@ class _Printer:
                 return cand
             i += 1
 
-    def at(self, e: Expr, ctx: list[str], need: int, tail: bool = False) -> str:
+    def at(self, e: Expr, ctx: list[str], need: int, tail: bool = False,
+           settled: bool = False) -> str:
         """``e`` printed where precedence ``need`` is required. ``tail``: nothing follows it
         up to the end of the enclosing parentheses, so a binder (``∀ x, p``), which extends
         as far right as it can, needs no parentheses there (``A → ∀ x, p``)."""
         wrap = self.peek(e) < need and not (tail and self.peek(e) == 0)
-        text, level = self.fmt(e, ctx, tail=wrap or tail)
+        text, level = self.fmt(e, ctx, tail=wrap or tail, settled=settled)
         if level < need and not (tail and level == 0):
             return f"({text})"
         return text
@@ -212,14 +229,16 @@ class _Printer:
             return _ATOM
         return _MAX
 
-    def fmt(self, e: Expr, ctx: list[str], tail: bool = False) -> tuple[str, int]:
+    def fmt(self, e: Expr, ctx: list[str], tail: bool = False, settled: bool = False
+            ) -> tuple[str, int]:
         if self.budget <= 0:
             return "…", _ATOM
-        text, level = self._fmt(e, ctx, tail)
+        text, level = self._fmt(e, ctx, tail, settled)
         self.budget -= len(text) // 8 + 1  # a rough cap on work for huge terms
         return text, level
 
-    def _fmt(self, e: Expr, ctx: list[str], tail: bool = False) -> tuple[str, int]:
+    def _fmt(self, e: Expr, ctx: list[str], tail: bool = False, settled: bool = False
+             ) -> tuple[str, int]:
         while e.kind == "mdata":
             e = e.args[0]
         k = e.kind
@@ -240,7 +259,11 @@ class _Printer:
         if k == "proj":
             return f"{self.at(e.args[2], ctx, _ATOM)}.{e.args[1] + 1}", _ATOM
         if k == "app":
-            return self.app(e, ctx, tail)
+            return self.app(e, ctx, tail, settled)
+        if k == "const" and self.must_show:
+            shape = self.must_show(e.args[0], 0)
+            if shape is not None and shape.undetermined and not settled:
+                return "@" + escape_name(e.args[0]), _ATOM
         if k == "forallE":
             return self.binders(e, ctx, "forallE", tail)
         if k == "lam":
@@ -252,21 +275,31 @@ class _Printer:
                     f"{self.at(body, ctx + [n], 0, tail=True)}"), 0
         return f"<{k}>", _ATOM
 
-    def app(self, e: Expr, ctx: list[str], tail: bool) -> tuple[str, int]:
+    def app(self, e: Expr, ctx: list[str], tail: bool, settled: bool = False
+            ) -> tuple[str, int]:
+        """An application. ``settled``: it stands where its expected type is determined
+        (an argument whose type the enclosing application's other arguments fix)."""
         fn, args = e, []
         while fn.kind == "app":
             args.append(fn.args[1])
             fn = fn.args[0]
         args.reverse()
         head = fn.args[0] if fn.kind == "const" else None
+        shape = self.must_show(head, len(args)) if (head and self.must_show) else None
+
+        def ok(j: int) -> bool:
+            return shape is None or (j < len(shape.settled) and shape.settled[j])
         if id(e) in self.shown:
             # an instance argument that is not core's: every argument, no notation
             parts = [("@" if head else "") + self.at(fn, ctx, _MAX)]
-            return " ".join(parts + [self.at(a, ctx, _ATOM) for a in args]), _MAX
+            return " ".join(parts + [self.at(a, ctx, _ATOM, settled=True) for a in args]), _MAX
         if head in INFIX and len(args) == INFIX[head][0]:
             _, sym, prec, assoc = INFIX[head]
-            left = self.at(args[-2], ctx, prec + (0 if assoc == "left" else 1))
-            right = self.at(args[-1], ctx, prec + (0 if assoc == "right" else 1), tail)
+            n = len(args)
+            left = self.at(args[-2], ctx, prec + (0 if assoc == "left" else 1),
+                           settled=ok(n - 2))
+            right = self.at(args[-1], ctx, prec + (0 if assoc == "right" else 1), tail,
+                            settled=ok(n - 1))
             return f"{left} {sym} {right}", prec
         if head == "Not" and len(args) == 1:
             return "¬" + self.at(args[0], ctx, _ATOM), _MAX
@@ -277,26 +310,26 @@ class _Printer:
             return (n if ty == "Nat" else f"({n} : {ty})"), _ATOM
         if head == "Membership.mem" and len(args) == 5:
             # Lean ≥ 4.12: `a ∈ s` is `Membership.mem s a` (the collection first)
-            return f"{self.at(args[4], ctx, 51)} ∈ {self.at(args[3], ctx, 51)}", 50
+            return (f"{self.at(args[4], ctx, 51, settled=ok(4))} ∈ "
+                    f"{self.at(args[3], ctx, 51, settled=ok(3))}"), 50
         if head == "Exists" and len(args) == 2 and args[1].kind == "lam":
             return self.binders(args[1], ctx, "exists")
-        infos = self.must_show(head, len(args)) if (head and self.must_show) else None
-        if infos is not None:
+        if shape is not None and shape.undetermined and not settled:
             # an implicit argument nothing printed determines: every argument, as Lean needs
             # them to elaborate the same term; a local instance hypothesis as `_` (Lean finds
             # it; an anonymous `[DecidableEq α]` has no name to write)
-            parts = ["@" + self.at(fn, ctx, _MAX)]
+            parts = ["@" + escape_name(head or "")]
             for i, a in enumerate(args):
-                local_inst = (i < len(infos) and infos[i] == "instImplicit"
+                local_inst = (i < len(shape.infos) and shape.infos[i] == "instImplicit"
                               and a.kind == "bvar")
-                parts.append("_" if local_inst else self.at(a, ctx, _ATOM))
+                parts.append("_" if local_inst else self.at(a, ctx, _ATOM, settled=True))
             return " ".join(parts), _MAX
         mask = self.explicit(head) if (self.explicit and head) else None
-        if mask:
-            args = [a for i, a in enumerate(args) if i >= len(mask) or mask[i]]
-        if not args:
-            return self.fmt(fn, ctx)
-        parts = [self.at(fn, ctx, _MAX)] + [self.at(a, ctx, _ATOM) for a in args]
+        kept = [(j, a) for j, a in enumerate(args) if not mask or j >= len(mask) or mask[j]]
+        if not kept:
+            return self.fmt(fn, ctx, settled=settled)
+        parts = [self.at(fn, ctx, _MAX)] + [self.at(a, ctx, _ATOM, settled=ok(j))
+                                            for j, a in kept]
         return " ".join(parts), _MAX
 
     def binders(self, e: Expr, ctx: list[str], kind: str, tail: bool = False
@@ -375,7 +408,7 @@ def _constants(e: Expr) -> set[str]:
 def pp_expr(e: Expr, max_len: int = 20000,
             explicit: Callable[[str], tuple[bool, ...] | None] | None = None,
             shown: frozenset[int] = frozenset(),
-            must_show: Callable[[str, int], tuple[str, ...] | None] | None = None) -> str:
+            must_show: Callable[[str, int], AppShape | None] | None = None) -> str:
     """Print a term readably and deterministically, close to Lean's own notation.
 
     Binders keep their names (a clash with an enclosing name gets a number suffix); a

@@ -16,7 +16,7 @@ from .facts import ModuleFacts, module_facts
 from .instance_args import InstanceArgs, InstanceUse, const_names
 from .library import Library, default_cache_dir
 from .meaning import Meanings
-from .printer import has_loose
+from .printer import AppShape, has_loose
 from .records import AuditError, AuditReport, Declaration
 from .rules import (
     RULES,
@@ -89,7 +89,7 @@ class _Auditor:
         self.nodes: dict[Key, _Node] = {}
         self.declared_in: dict[str, list[str]] = {}  # name -> every library module declaring it
         self.masks: dict[str, tuple[bool, ...] | None] = {}
-        self.must: dict[tuple[str, int], tuple[str, ...] | None] = {}
+        self.must: dict[tuple[str, int], AppShape | None] = {}
         self.params: dict[str, tuple[tuple[str, Expr], ...]] = {}
         self._visible: dict[str, frozenset[str]] = {}
         self._library_memo: dict[Key, bool] = {}
@@ -196,22 +196,26 @@ class _Auditor:
         self.masks[name] = mask
         return mask
 
-    def needs_all_args(self, name: str, nargs: int) -> tuple[str, ...] | None:
-        """The binder infos of constant ``name`` when its application to ``nargs`` arguments
-        must print every argument (``@f``), else None: when it has an implicit parameter among
-        those arguments that neither is an ``outParam`` (the instance determines it) nor
-        occurs in the type of an explicit parameter among them, so nothing printed
-        determines it (``Std.TreeMap.empty``'s comparator; ``Function.Injective rowOf``,
-        whose ``rowOf`` takes no explicit argument). Where Lean still guesses otherwise, the
-        statement-text check says so."""
+    def needs_all_args(self, name: str, nargs: int) -> AppShape | None:
+        """How an application of constant ``name`` to ``nargs`` arguments prints
+        (:class:`.printer.AppShape`; None for an unknown constant). An implicit parameter
+        among those given is determined when it is an ``outParam`` (the instance determines
+        it) or occurs in the type of another given explicit argument; one that is not must
+        come from the expected type, or the application prints every argument (``@f``):
+        ``Std.TreeMap.empty``'s comparator, ``Function.Injective rowOf`` (``rowOf`` takes
+        no explicit argument and ``Injective`` fixes nothing). Where Lean still guesses
+        otherwise, the statement-text check says so."""
         key = (name, nargs)
         if key in self.must:
             return self.must[key]
         params = self.params.get(name)
         if params is None:
             t = self.type_of(name)
+            if t is None:
+                self.must[key] = None
+                return None
             found: list[tuple[str, Expr]] = []  # (binder info, type at its own depth)
-            while t is not None and t.kind in ("forallE", "mdata"):
+            while t.kind in ("forallE", "mdata"):
                 if t.kind == "mdata":
                     t = t.args[0]
                     continue
@@ -219,16 +223,21 @@ class _Auditor:
                 t = t.args[2]
             params = self.params[name] = tuple(found)
         given = params[:nargs]
-        out = None
-        for i, (bi, ty) in enumerate(given):
-            if bi not in ("implicit", "strictImplicit") or _is_out_param(ty):
-                continue
-            if not any(pbi == "default" and has_loose(pty, j - i - 1)
-                       for j, (pbi, pty) in enumerate(given) if j > i):
-                out = tuple(b for b, _ in params)
-                break
-        self.must[key] = out
-        return out
+
+        def fixed(i: int, besides: int) -> bool:
+            """Implicit parameter ``i`` is determined without argument ``besides``."""
+            bi, ty = given[i]
+            return (bi not in ("implicit", "strictImplicit") or _is_out_param(ty)
+                    or any(pbi == "default" and j != besides and has_loose(pty, j - i - 1)
+                           for j, (pbi, pty) in enumerate(given) if j > i))
+
+        undetermined = not all(fixed(i, -1) for i in range(len(given)))
+        settled = tuple(
+            all(fixed(i, j) for i in range(j) if has_loose(ty, j - i - 1))
+            for j, (_, ty) in enumerate(given))
+        shape = AppShape(tuple(b for b, _ in params), undetermined, settled)
+        self.must[key] = shape
+        return shape
 
     def node(self, key: Key) -> _Node:
         nd = self.nodes.get(key)
