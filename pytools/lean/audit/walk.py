@@ -16,7 +16,6 @@ from .facts import ModuleFacts, module_facts
 from .instance_args import InstanceArgs, InstanceUse, const_names
 from .library import Library, default_cache_dir
 from .meaning import Meanings
-from .printer import AppShape, has_loose
 from .records import AuditError, AuditReport, Declaration
 from .rules import (
     RULES,
@@ -28,6 +27,7 @@ from .rules import (
     rule_name,
     rule_statement_text,
 )
+from .shapes import Shapes
 from .statements import pp_expr, statement_sha256
 from .text import Target, shape_sha256
 
@@ -88,9 +88,7 @@ class _Auditor:
         self.views: dict[str, _ModView] = {}
         self.nodes: dict[Key, _Node] = {}
         self.declared_in: dict[str, list[str]] = {}  # name -> every library module declaring it
-        self.masks: dict[str, tuple[bool, ...] | None] = {}
-        self.must: dict[tuple[str, int], AppShape | None] = {}
-        self.params: dict[str, tuple[tuple[str, Expr], ...]] = {}
+        self.shapes = Shapes(self.type_of)
         self._visible: dict[str, frozenset[str]] = {}
         self._library_memo: dict[Key, bool] = {}
 
@@ -177,67 +175,6 @@ class _Auditor:
             return self.views[mod].module.expr(ci.type_ptr)
         except (AuditError, OleanError):
             return None
-
-    def explicit_mask(self, name: str) -> tuple[bool, ...] | None:
-        """Which leading parameters of constant ``name`` are explicit (for printing)."""
-        if name in self.masks:
-            return self.masks[name]
-        mask: tuple[bool, ...] | None = None
-        t = self.type_of(name)
-        if t is not None:
-            flags = []
-            while t.kind in ("forallE", "mdata"):
-                if t.kind == "mdata":
-                    t = t.args[0]
-                    continue
-                flags.append(t.args[3] == "default")
-                t = t.args[2]
-            mask = tuple(flags)
-        self.masks[name] = mask
-        return mask
-
-    def needs_all_args(self, name: str, nargs: int) -> AppShape | None:
-        """How an application of constant ``name`` to ``nargs`` arguments prints
-        (:class:`.printer.AppShape`; None for an unknown constant). An implicit parameter
-        among those given is determined when it is an ``outParam`` (the instance determines
-        it) or occurs in the type of another given explicit argument; one that is not must
-        come from the expected type, or the application prints every argument (``@f``):
-        ``Std.TreeMap.empty``'s comparator, ``Function.Injective rowOf`` (``rowOf`` takes
-        no explicit argument and ``Injective`` fixes nothing). Where Lean still guesses
-        otherwise, the statement-text check says so."""
-        key = (name, nargs)
-        if key in self.must:
-            return self.must[key]
-        params = self.params.get(name)
-        if params is None:
-            t = self.type_of(name)
-            if t is None:
-                self.must[key] = None
-                return None
-            found: list[tuple[str, Expr]] = []  # (binder info, type at its own depth)
-            while t.kind in ("forallE", "mdata"):
-                if t.kind == "mdata":
-                    t = t.args[0]
-                    continue
-                found.append((t.args[3], t.args[1]))
-                t = t.args[2]
-            params = self.params[name] = tuple(found)
-        given = params[:nargs]
-
-        def fixed(i: int, besides: int) -> bool:
-            """Implicit parameter ``i`` is determined without argument ``besides``."""
-            bi, ty = given[i]
-            return (bi not in ("implicit", "strictImplicit") or _is_out_param(ty)
-                    or any(pbi == "default" and j != besides and has_loose(pty, j - i - 1)
-                           for j, (pbi, pty) in enumerate(given) if j > i))
-
-        undetermined = not all(fixed(i, -1) for i in range(len(given)))
-        settled = tuple(
-            all(fixed(i, j) for i in range(j) if has_loose(ty, j - i - 1))
-            for j, (_, ty) in enumerate(given))
-        shape = AppShape(tuple(b for b, _ in params), undetermined, settled)
-        self.must[key] = shape
-        return shape
 
     def node(self, key: Key) -> _Node:
         nd = self.nodes.get(key)
@@ -494,15 +431,6 @@ class _Auditor:
         return frozenset(seen)
 
 
-def _is_out_param(ty: Expr) -> bool:
-    """Whether a parameter's type is ``outParam T`` or ``semiOutParam T`` (instance search
-    determines it)."""
-    while ty.kind == "mdata":
-        ty = ty.args[0]
-    return (ty.kind == "app" and ty.args[0].kind == "const"
-            and ty.args[0].args[0] in ("outParam", "semiOutParam"))
-
-
 def _kind_of(ci: ConstantInfo, instances: set[str], real_kinds: dict[str, str]) -> str:
     kind = ci.kind
     if kind == "axiom" and real_kinds.get(ci.name) not in (None, "axiom"):
@@ -591,8 +519,8 @@ def audit_modules(modules: Sequence[str], search_path: Sequence[Path | str], *,
                                                 "definition", set())
         line, col = ranges_of[mod].get(ci.name, (None, None))
         mentioned = sorted(v.module.const_refs(ci.type_ptr))
-        statement = pp_expr(ty, explicit=a.explicit_mask, shown=frozenset(shown),
-                            must_show=a.needs_all_args)
+        statement = pp_expr(ty, explicit=a.shapes.explicit_mask, shown=frozenset(shown),
+                            must_show=a.shapes.app_shape)
         kind = _kind_of(ci, registered, v.real_kinds)
         if (kind == "theorem" and not classify_auxiliary(ci.name, ci.kind)
                 and not ci.name.startswith("_private.")):
