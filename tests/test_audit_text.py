@@ -25,7 +25,7 @@ from pytools.lean.audit.records import AuditReport
 from pytools.lean.audit.rules import InstanceFacts, LibraryFacts
 from pytools.lean.audit.text import Target, render
 from pytools.lean.audit.walk import audit_modules
-from pytools.lean.olean import Module
+from pytools.lean.olean import Expr, Level, Module
 
 OLEAN = Path(__file__).parent / "fixtures" / "olean"
 TEXT = "AuditFixture.Text"
@@ -219,3 +219,64 @@ def test_printed_statements_elaborate_back(tmp_path: Path) -> None:
         assert run.failures[f"planted {i}"].startswith(why), (name, run.failures)
     honest = {k: v for k, v in run.failures.items() if not k.startswith("planted")}
     assert honest == {}, honest
+
+
+# --------------------------------------------------------------------------- the comparison
+
+
+def _targets() -> list[Target]:
+    return [Target(f"X.t{i}", "X", f"P{i}", f"shape{i}") for i in range(3)]
+
+
+def test_errors_map_to_the_theorem_whose_lines_hold_them() -> None:
+    """Lean's error inside a check theorem's lines is that theorem's failure; none else."""
+    from pytools.lean.audit.text import compare
+
+    targets = _targets()
+    module = render("X", targets)
+    first, _ = module.lines[1]
+    found = compare(targets, module, [(first + 1, "Type mismatch\nmore"), (1, "elsewhere")],
+                    None)
+    assert found == {"X.t1": "does not elaborate: Type mismatch"}
+
+
+def test_terms_are_compared_not_accepted_up_to_unfolding() -> None:
+    """A check theorem Lean accepted but whose type is another term, or that is missing from
+    the compiled module, is a failure (planted: wrong and missing types)."""
+    from pytools.lean.audit.text import compare, shape_sha256
+
+    same = Expr("const", ("True", ()))
+    other = Expr("const", ("False", ()))
+    targets = [Target(f"X.t{i}", "X", "True", shape_sha256(same)) for i in range(3)]
+    module = render("X", targets)
+    found = compare(targets, module, [], {module.names[0]: same, module.names[1]: other})
+    assert found == {"X.t1": "elaborates to another statement than the theorem's",
+                     "X.t2": "not elaborated (its check theorem is missing)"}
+
+
+def test_universe_parameters_compare_by_first_occurrence() -> None:
+    from pytools.lean.audit.text import shape_sha256
+
+    def sorts(a: str, b: str) -> Expr:
+        return Expr("forallE", ("x", Expr("sort", (Level("param", (a,)),)),
+                                Expr("sort", (Level("param", (b,)),)), "default"))
+    assert shape_sha256(sorts("u", "v")) == shape_sha256(sorts("u_1", "u_2"))
+    assert shape_sha256(sorts("u", "v")) != shape_sha256(sorts("u", "u"))
+
+
+def test_a_lean_crash_is_an_error_naming_the_check_module(tmp_path: Path) -> None:
+    """Lean exits non-zero with no located error and no module: an AuditError naming the
+    check module, never an empty (green) result."""
+    import subprocess
+
+    from pytools.lean.audit.records import AuditError
+    from pytools.lean.statement_check import check_statements
+    from pytools.lean.toolchain import Toolchain
+
+    class Crashing(Toolchain):
+        def run_lean(self, args, lean_path, cwd, timeout=None):  # noqa: ANN001, ANN201
+            return subprocess.CompletedProcess(args, 134, "", "Segmentation fault\n")
+
+    chain = Crashing("native", "4.28.0", "0" * 40, ("lean",), tmp_path, "test")
+    with pytest.raises(AuditError, match="StatementCheck.lean"):
+        check_statements(tmp_path / "check", tmp_path, chain, "X", _targets())

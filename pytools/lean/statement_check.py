@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .audit.records import AuditError
 from .audit.text import CHECK_MODULE, Target, compare, render
 from .build import BUILD_DIR, Workspace, parse_diagnostics, residual_output
 from .olean import Expr, Module, OleanError
@@ -69,7 +71,11 @@ def _compile(toolchain: Toolchain, folder: Path, lean_path: Path, text: str
     olean.parent.mkdir()
     args = ["--json", "-R", str(folder), str(source), "-o", str(olean)]
     start = time.monotonic()
-    proc = toolchain.run_lean(args, [lean_path], cwd=folder, timeout=CHECK_TIMEOUT_S)
+    try:
+        proc = toolchain.run_lean(args, [lean_path], cwd=folder, timeout=CHECK_TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        raise AuditError(f"{source}: Lean did not finish the statement check in "
+                         f"{CHECK_TIMEOUT_S} s") from exc
     seconds = time.monotonic() - start
     output = proc.stdout + "\n" + proc.stderr
     diags = parse_diagnostics(output, {str(source): source.name})
@@ -88,8 +94,8 @@ def check_statements(folder: Path, lean_path: Path, toolchain: Toolchain, root_m
     """Elaborate every target's printed statement with ``toolchain`` against the compiled
     library in ``lean_path`` (whose root module is ``root_module``) and compare it with the
     theorem's type; the check module is written in ``folder`` (both visible to that Lean).
-    Raises :class:`RuntimeError` naming the check module when Lean crashed (no error located
-    in a check theorem, no module written)."""
+    Raises :class:`~.audit.AuditError` naming the check module when Lean crashed (no error
+    located in a check theorem, no module written) or timed out."""
     failures: dict[str, str] = {}
     seconds: list[float] = []
     read = 0.0
@@ -102,10 +108,10 @@ def check_statements(folder: Path, lean_path: Path, toolchain: Toolchain, root_m
         try:
             found = compare(todo, module, errors, types)
         except OleanError as exc:
-            raise RuntimeError(f"{folder / CHECK_MODULE}.olean: {exc}") from exc
+            raise AuditError(f"{folder / CHECK_MODULE}.olean: {exc}") from exc
         read += time.monotonic() - start
         if crash and not found:
-            raise RuntimeError(f"{folder / CHECK_MODULE}.lean: Lean failed without a located "
+            raise AuditError(f"{folder / CHECK_MODULE}.lean: Lean failed without a located "
                                f"error: {' / '.join(crash[:3])}")
         failures.update(found)
         if types is not None:
