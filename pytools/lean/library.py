@@ -18,6 +18,7 @@ from pathlib import Path
 from .audit import AuditReport, audit_modules
 from .build import BUILD_DIR, BuildResult, build, lake_build, report
 from .modules import LIBRARY_ROOTS, Module, discover, topological_order
+from .statement_check import CheckRun, checker
 from .toolchain import Toolchain
 
 #: Files beside the modules that decide how the library is built: the lake configuration
@@ -57,13 +58,16 @@ class AuditedLibrary:
 
 
 def build_and_audit(root: Path, toolchain: Toolchain, *, jobs: int | None = None,
-                    meanings_for: Sequence[str] = ()) -> AuditedLibrary:
+                    meanings_for: Sequence[str] = (),
+                    check_statements: bool = True) -> AuditedLibrary:
     """Build the library (``lake build`` where the toolchain has lake, else the pytools
     builder with ``jobs``), then audit every module from its ``.olean`` files with every rule:
     the library's root module for the import-closure rule, its files for the
     ``kernel-option`` rule, and the meaning closures of ``meanings_for`` (the published
-    theorems). Raises what the build and the audit raise (``BuildError``, ``AuditError``,
-    ``OleanError``), each naming its file."""
+    theorems). ``check_statements``: elaborate every user-facing theorem's printed statement
+    back with the same Lean (:mod:`.statement_check`, rule ``statement-text``; its seconds are
+    the timing ``statement-check``). Raises what the build and the audit raise
+    (``BuildError``, ``AuditError``, ``OleanError``), each naming its file."""
     start = time.monotonic()
     built = lake_build(root, toolchain) if toolchain.lake else build(root, toolchain, jobs=jobs)
     timings = {"build": time.monotonic() - start}
@@ -72,11 +76,17 @@ def build_and_audit(root: Path, toolchain: Toolchain, *, jobs: int | None = None
     start = time.monotonic()
     library = discover(root)
     modules = topological_order(library)
+    runs: list[CheckRun] = []
     audited = audit_modules(
         modules, [root / BUILD_DIR], core_dir=toolchain.lib_dir, root=LIBRARY_ROOTS[0],
         sources=[(rel, root / rel) for rel in library_files(root, library)],
-        meanings_for=meanings_for)
+        meanings_for=meanings_for,
+        statement_check=(checker(root, toolchain, LIBRARY_ROOTS[0], runs)
+                         if check_statements else None))
     timings["audit"] = time.monotonic() - start
+    if runs:
+        timings["statement-check"] = sum(runs[0].compile_seconds) + runs[0].read_seconds
+        timings["audit"] -= timings["statement-check"]
     return AuditedLibrary(built, tuple(modules), audited, timings)
 
 

@@ -35,12 +35,16 @@ class ExtEntry:
 @dataclass(frozen=True)
 class InstanceEntry:
     """An instance registration (``instance``, ``attribute [instance]``, ``scoped
-    instance``): the declaration, the class (first key of its discrimination-tree entry) and
-    the namespace of a scoped one."""
+    instance``): the declaration, the class (first key of its discrimination-tree entry),
+    the namespace of a scoped one, and ``keys``: the constants of the key Lean files it
+    under (its discrimination-tree path, computed by Lean after its reducible unfolding,
+    beta and zeta: ``LE``, ``Nat`` for an ``instance : (fun T => LE T) Nat``), None for a
+    registration that carries no key."""
 
     declaration: str
     class_name: str | None
     scope: str | None = None
+    keys: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,28 @@ def _decode(m: Module, ext: str, e: int) -> ExtEntry:
     return ExtEntry(ext, names[0] if names else "", ", ".join(names[1:4]))
 
 
+#: ``Lean.Meta.DiscrTree.Key`` constructors with a name (``const n arity``, ``proj s i
+#: arity``), by object tag: star 0, other 1, lit 2, fvar 3, const 4, arrow 5, proj 6 (the
+#: nullary ones are boxed scalars; const measured on ``tests/fixtures/lean/AuditFixture/
+#: Text.lean``: ``LE Nat`` is ``[const LE 1, const Nat 0]``).
+KEY_CONST, KEY_PROJ = 4, 6
+
+
+def _key_names(m: Module, keys: int) -> tuple[str, ...]:
+    """The constants of a discrimination-tree path: each ``const`` and ``proj`` key's name.
+    A key object of another shape is refused (an unknown layout must not pass unjudged)."""
+    out = []
+    for k in m.array(keys):
+        if k & 1:
+            continue  # star, other, arrow: no constant
+        tag = m.tag(k)
+        if tag in (KEY_CONST, KEY_PROJ):
+            out.append(m.name(m.fields(k)[0]))
+        elif tag not in (2, 3):  # lit, fvar
+            raise OleanError(f"{m.path}: discrimination-tree key at {k:#x} has tag {tag}")
+    return tuple(out)
+
+
 def _instance(m: Module, e: int) -> InstanceEntry:
     """``instanceExtension`` entry: scoped wrapper around ``{keys, val, priority,
     globalName?, ...}``; the first key is ``Key.const <class> arity`` (measured)."""
@@ -139,7 +165,7 @@ def _instance(m: Module, e: int) -> InstanceEntry:
         except OleanError:
             cls = None
     decl = m.name(m.fields(val, 1)[0]) if m.tag(val) == 4 else ""
-    return InstanceEntry(decl, cls, scope)
+    return InstanceEntry(decl, cls, scope, _key_names(m, keys))
 
 
 def module_facts(name: str, m: Module) -> ModuleFacts:
@@ -183,7 +209,7 @@ def module_facts(name: str, m: Module) -> ModuleFacts:
     by_decl: dict[tuple[str, str | None], InstanceEntry] = {}
     for inst in instances:
         key = (inst.declaration, inst.scope)
-        if key not in by_decl or by_decl[key].class_name is None:
+        if key not in by_decl or by_decl[key].keys is None:
             by_decl[key] = inst
     return ModuleFacts(
         name=name, path=str(m.path), imports=tuple(m.import_records()),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from pytools.lean.olean import Expr, Level
 
@@ -86,15 +87,82 @@ def has_loose(e: Expr, depth: int, memo: dict | None = None) -> bool:
     return r
 
 
+#: Words Lean's parser reads as tokens, never as identifiers: a name component spelled like one
+#: prints in ``«»`` (``«fun»``), as Lean prints it.
+KEYWORDS: frozenset[str] = frozenset({
+    "at", "by", "calc", "decreasing_by", "deriving", "do", "else", "end", "exact", "from",
+    "fun", "have", "if", "import", "in", "instance", "let", "local", "match", "mut", "namespace",
+    "nomatch", "nofun", "open", "partial", "private", "protected", "public", "rfl", "section",
+    "show", "suffices", "then", "theorem", "termination_by", "universe", "unsafe", "variable",
+    "where", "with", "axiom", "def", "example", "abbrev", "structure", "class", "inductive",
+    "forall", "exists", "Type", "Sort", "Prop", "return", "for", "unless", "try", "catch",
+    "finally", "break", "continue", "macro", "syntax", "notation", "set_option", "attribute",
+    "mutual", "opaque", "noncomputable", "meta", "module", "prelude", "sorry", "λ", "Π", "Σ",
+})
+
+
+def _letter_like(c: str) -> bool:
+    """Lean's ``isLetterLike``: Greek (but λ, Π, Σ), Coptic, letter-like symbols, script and
+    double-struck letters, sub- and superscript letters."""
+    o = ord(c)
+    return ((0x3B1 <= o <= 0x3C9 and o != 0x3BB)
+            or (0x391 <= o <= 0x3A9 and o not in (0x3A0, 0x3A3))
+            or 0x3CA <= o <= 0x3FB or 0x1F00 <= o <= 0x1FFE or 0x2100 <= o <= 0x214F
+            or 0x1D49C <= o <= 0x1D59F)
+
+
+def _subscript(c: str) -> bool:
+    o = ord(c)
+    return 0x2080 <= o <= 0x2089 or 0x2090 <= o <= 0x209C or 0x1D62 <= o <= 0x1D6A
+
+
+def _id_first(c: str) -> bool:
+    return (c.isascii() and c.isalpha()) or c == "_" or _letter_like(c)
+
+
+def _id_rest(c: str) -> bool:
+    return (_id_first(c) or (c.isascii() and c.isdigit()) or c in "'!?" or _subscript(c))
+
+
+def escape_component(comp: str) -> str:
+    """One name component as Lean reads it back: bare when it is an identifier (Lean's
+    ``isIdFirst``/``isIdRest``) and no keyword, else in ``«»`` (``«5»``, ``«fun»``)."""
+    if comp and _id_first(comp[0]) and all(_id_rest(c) for c in comp[1:]) \
+            and comp not in KEYWORDS:
+        return comp
+    return f"«{comp}»"
+
+
+def escape_name(name: str) -> str:
+    """A constant's dotted name with each component escaped (:func:`escape_component`)."""
+    return ".".join(escape_component(c) for c in name.split("."))
+
+
 def binder_name(raw: str) -> tuple[str, bool]:
     """(readable name, hygienic?) of a binder name. A name with macro scopes
     (``inst._@.Proofs.Ceiling.Cache.791917390._hygCtx._hyg.3``) is an inaccessible name made
-    by a macro: Lean prints it ``inst✝``; so does this printer."""
+    by a macro: Lean prints it ``inst✝``, which no parser reads back; this printer gives it
+    its base name (``inst``), made fresh where it is printed."""
     if "._@." in raw:
-        return raw.split("._@.", 1)[0] + "✝", True
+        return raw.split("._@.", 1)[0] or "x", True
     if raw.startswith("_@."):
-        return "x✝", True
+        return "x", True
     return raw or "x", False
+
+
+@dataclass(frozen=True)
+class AppShape:
+    """What printing an application of a constant to some arguments needs to know (from the
+    constant's type): each parameter's binder info; ``undetermined``: an implicit argument
+    among those given is neither an ``outParam`` nor in the type of a given explicit
+    argument, so only the expected type can determine it; ``settled``: for each given
+    argument, whether its expected type is determined by the others (every implicit
+    parameter its type mentions is an ``outParam`` or in another given explicit
+    argument's type)."""
+
+    infos: tuple[str, ...]
+    undetermined: bool
+    settled: tuple[bool, ...]
 
 
 class _Printer:
@@ -104,22 +172,32 @@ class _Printer:
         self.shown = shown
         self.budget = max_len
         self.loose: dict = {}
+        self.taken: frozenset[str] = frozenset()  # first components of the constants named
+        self.must_show: Callable[[str, int], AppShape | None] | None = None
 
     def fresh(self, name: str, ctx: list[str]) -> str:
-        if name not in ctx:
+        """``name`` escaped (:func:`escape_name`), renamed ``name_1``, ``name_2``... when an
+        enclosing binder prints so, or when it would shadow a constant the statement names
+        (a binder ``Nat`` beside a global ``Nat``): the text must read back as the same
+        term."""
+        name = escape_name(name)
+        if name not in ctx and name.split(".")[0] not in self.taken:
             return name
-        base = name.removesuffix("✝")
+        base = name.rstrip("»") + "_" if name.endswith("»") else name + "_"
         i = 1
-        while f"{base}✝{i}" in ctx:
+        while True:
+            cand = f"{base}{i}»" if name.endswith("»") else f"{base}{i}"
+            if cand not in ctx and cand not in self.taken:
+                return cand
             i += 1
-        return f"{base}✝{i}"
 
-    def at(self, e: Expr, ctx: list[str], need: int, tail: bool = False) -> str:
+    def at(self, e: Expr, ctx: list[str], need: int, tail: bool = False,
+           settled: bool = False) -> str:
         """``e`` printed where precedence ``need`` is required. ``tail``: nothing follows it
         up to the end of the enclosing parentheses, so a binder (``∀ x, p``), which extends
         as far right as it can, needs no parentheses there (``A → ∀ x, p``)."""
         wrap = self.peek(e) < need and not (tail and self.peek(e) == 0)
-        text, level = self.fmt(e, ctx, tail=wrap or tail)
+        text, level = self.fmt(e, ctx, tail=wrap or tail, settled=settled)
         if level < need and not (tail and level == 0):
             return f"({text})"
         return text
@@ -151,14 +229,16 @@ class _Printer:
             return _ATOM
         return _MAX
 
-    def fmt(self, e: Expr, ctx: list[str], tail: bool = False) -> tuple[str, int]:
+    def fmt(self, e: Expr, ctx: list[str], tail: bool = False, settled: bool = False
+            ) -> tuple[str, int]:
         if self.budget <= 0:
             return "…", _ATOM
-        text, level = self._fmt(e, ctx, tail)
+        text, level = self._fmt(e, ctx, tail, settled)
         self.budget -= len(text) // 8 + 1  # a rough cap on work for huge terms
         return text, level
 
-    def _fmt(self, e: Expr, ctx: list[str], tail: bool = False) -> tuple[str, int]:
+    def _fmt(self, e: Expr, ctx: list[str], tail: bool = False, settled: bool = False
+             ) -> tuple[str, int]:
         while e.kind == "mdata":
             e = e.args[0]
         k = e.kind
@@ -166,7 +246,7 @@ class _Printer:
             i = e.args[0]
             return (ctx[-1 - i] if i < len(ctx) else f"#{i}"), _ATOM
         if k == "const":
-            return e.args[0], _ATOM
+            return escape_name(e.args[0]), _ATOM
         if k == "sort":
             s = _sort_str(e.args[0])
             return s, (_ATOM if " " not in s else _MAX)
@@ -179,7 +259,11 @@ class _Printer:
         if k == "proj":
             return f"{self.at(e.args[2], ctx, _ATOM)}.{e.args[1] + 1}", _ATOM
         if k == "app":
-            return self.app(e, ctx, tail)
+            return self.app(e, ctx, tail, settled)
+        if k == "const" and self.must_show:
+            shape = self.must_show(e.args[0], 0)
+            if shape is not None and shape.undetermined and not settled:
+                return "@" + escape_name(e.args[0]), _ATOM
         if k == "forallE":
             return self.binders(e, ctx, "forallE", tail)
         if k == "lam":
@@ -191,21 +275,31 @@ class _Printer:
                     f"{self.at(body, ctx + [n], 0, tail=True)}"), 0
         return f"<{k}>", _ATOM
 
-    def app(self, e: Expr, ctx: list[str], tail: bool) -> tuple[str, int]:
+    def app(self, e: Expr, ctx: list[str], tail: bool, settled: bool = False
+            ) -> tuple[str, int]:
+        """An application. ``settled``: it stands where its expected type is determined
+        (an argument whose type the enclosing application's other arguments fix)."""
         fn, args = e, []
         while fn.kind == "app":
             args.append(fn.args[1])
             fn = fn.args[0]
         args.reverse()
         head = fn.args[0] if fn.kind == "const" else None
+        shape = self.must_show(head, len(args)) if (head and self.must_show) else None
+
+        def ok(j: int) -> bool:
+            return shape is None or (j < len(shape.settled) and shape.settled[j])
         if id(e) in self.shown:
             # an instance argument that is not core's: every argument, no notation
             parts = [("@" if head else "") + self.at(fn, ctx, _MAX)]
-            return " ".join(parts + [self.at(a, ctx, _ATOM) for a in args]), _MAX
+            return " ".join(parts + [self.at(a, ctx, _ATOM, settled=True) for a in args]), _MAX
         if head in INFIX and len(args) == INFIX[head][0]:
             _, sym, prec, assoc = INFIX[head]
-            left = self.at(args[-2], ctx, prec + (0 if assoc == "left" else 1))
-            right = self.at(args[-1], ctx, prec + (0 if assoc == "right" else 1), tail)
+            n = len(args)
+            left = self.at(args[-2], ctx, prec + (0 if assoc == "left" else 1),
+                           settled=ok(n - 2))
+            right = self.at(args[-1], ctx, prec + (0 if assoc == "right" else 1), tail,
+                            settled=ok(n - 1))
             return f"{left} {sym} {right}", prec
         if head == "Not" and len(args) == 1:
             return "¬" + self.at(args[0], ctx, _ATOM), _MAX
@@ -216,15 +310,26 @@ class _Printer:
             return (n if ty == "Nat" else f"({n} : {ty})"), _ATOM
         if head == "Membership.mem" and len(args) == 5:
             # Lean ≥ 4.12: `a ∈ s` is `Membership.mem s a` (the collection first)
-            return f"{self.at(args[4], ctx, 51)} ∈ {self.at(args[3], ctx, 51)}", 50
+            return (f"{self.at(args[4], ctx, 51, settled=ok(4))} ∈ "
+                    f"{self.at(args[3], ctx, 51, settled=ok(3))}"), 50
         if head == "Exists" and len(args) == 2 and args[1].kind == "lam":
             return self.binders(args[1], ctx, "exists")
+        if shape is not None and shape.undetermined and not settled:
+            # an implicit argument nothing printed determines: every argument, as Lean needs
+            # them to elaborate the same term; a local instance hypothesis as `_` (Lean finds
+            # it; an anonymous `[DecidableEq α]` has no name to write)
+            parts = ["@" + escape_name(head or "")]
+            for i, a in enumerate(args):
+                local_inst = (i < len(shape.infos) and shape.infos[i] == "instImplicit"
+                              and a.kind == "bvar")
+                parts.append("_" if local_inst else self.at(a, ctx, _ATOM, settled=True))
+            return " ".join(parts), _MAX
         mask = self.explicit(head) if (self.explicit and head) else None
-        if mask:
-            args = [a for i, a in enumerate(args) if i >= len(mask) or mask[i]]
-        if not args:
-            return self.fmt(fn, ctx)
-        parts = [self.at(fn, ctx, _MAX)] + [self.at(a, ctx, _ATOM) for a in args]
+        kept = [(j, a) for j, a in enumerate(args) if not mask or j >= len(mask) or mask[j]]
+        if not kept:
+            return self.fmt(fn, ctx, settled=settled)
+        parts = [self.at(fn, ctx, _MAX)] + [self.at(a, ctx, _ATOM, settled=ok(j))
+                                            for j, a in kept]
         return " ".join(parts), _MAX
 
     def binders(self, e: Expr, ctx: list[str], kind: str, tail: bool = False
@@ -283,14 +388,32 @@ class _Printer:
         return lead + " ".join(parts) + sep + self.at(cur, inner, 0, tail=True), 0
 
 
+def _constants(e: Expr) -> set[str]:
+    """Every constant name in ``e`` (an iterative walk over shared subterms)."""
+    out: set[str] = set()
+    seen: set[int] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if x.kind == "const":
+            out.add(x.args[0])
+        elif x.kind in ("app", "lam", "forallE", "letE", "mdata", "proj"):
+            stack.extend(a for a in x.args if isinstance(a, Expr))
+    return out
+
+
 def pp_expr(e: Expr, max_len: int = 20000,
             explicit: Callable[[str], tuple[bool, ...] | None] | None = None,
-            shown: frozenset[int] = frozenset()) -> str:
+            shown: frozenset[int] = frozenset(),
+            must_show: Callable[[str, int], AppShape | None] | None = None) -> str:
     """Print a term readably and deterministically, close to Lean's own notation.
 
     Binders keep their names (a clash with an enclosing name gets a number suffix); a
-    hygienic name (macro scopes, ``inst._@.M._hyg.3``) prints as ``inst✝`` and an instance
-    binder with such a name as ``[DecidableEq α]``. Runs of binders are grouped
+    hygienic name (macro scopes, ``inst._@.M._hyg.3``) prints as its base name (``inst``)
+    and an instance binder with such a name as ``[DecidableEq α]``. Runs of binders are grouped
     (``∀ {T n : Nat} (D : Design T n), …``), ``A → B`` for non-dependent explicit ones,
     ``fun (x : A) => b``, ``∃ (x : A), p`` for ``Exists fun x => p``, ``let x : A := v; b``.
     Constants print with full names (universe arguments omitted); fully applied core
@@ -301,9 +424,17 @@ def pp_expr(e: Expr, max_len: int = 20000,
     the applications ``shown`` names (by ``id``): those print ``@f`` with every argument
     and no notation, so that an instance argument that is not core's is seen
     (``@LE.le Nat M.argLE 2 5``, never ``2 ≤ 5``: rule
-    ``statement-instance``). Output past ``max_len`` is elided with ``…``.
+    ``statement-instance``). ``must_show`` (constant name, arguments given -> its binder
+    infos when the application must print every argument, else None) marks applications
+    whose implicit arguments nothing printed determines (``@Std.TreeMap.empty Nat Nat
+    Ord.compare``): the text must elaborate back to the same term (rule ``statement-text``).
+    Names print as Lean reads them (``«5»``, ``«fun»``); a binder that would shadow a
+    constant the statement names or an enclosing binder is renamed (``Nat_1``, ``x_1``).
+    Output past ``max_len`` is elided with ``…``.
     """
     printer = _Printer(explicit, max_len, shown)
+    printer.must_show = must_show
+    printer.taken = frozenset(escape_component(n.split(".")[0]) for n in _constants(e))
     try:
         text = printer.at(e, [], 0, tail=True)
     except RecursionError:

@@ -69,6 +69,8 @@ RULE_MESSAGES: dict[str, str] = {
     "core-instance": "is an instance of a core class on core types: {subject}",
     "statement-instance": "holds an instance argument of a core class at core types that is "
                           "not core's: {subject}",
+    "statement-text": "its printed statement does not elaborate to what was proved: "
+                      "{subject}",
     "unvetted-extension": "writes entries to an environment extension no rule has vetted: "
                           "{subject}",
     "kernel-option": "sets an option that switches kernel checking off: {subject}",

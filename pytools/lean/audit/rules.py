@@ -45,14 +45,16 @@ class AxiomFacts:
 @dataclass(frozen=True)
 class InstanceFacts:
     """A library declaration that is an instance, registered (``instance``) or not (``local
-    instance``, a definition whose type is a class): its class and whether its type mentions
-    any constant of the library."""
+    instance``, a definition whose type is a class): its class, whether its type mentions
+    any constant of the library, and ``keyed_core``: whether the key Lean files it under (its
+    discrimination-tree path) names only core constants, a core class among them."""
 
     declaration: str
     module: str
     class_name: str
     mentions_library: bool
     registered: bool
+    keyed_core: bool = False
 
 
 #: A declaration of the library: (module, name). Names alone are not identities: two modules
@@ -70,7 +72,9 @@ class LibraryFacts:
     sources and build files; ``uses``: library declaration -> the names of the library
     declarations it depends on, transitively (through types, values and proofs);
     ``instance_uses``: instance arguments of core classes at core types, in the library's
-    statements and definitions, that are not core's (:mod:`.instance_args`)."""
+    statements and definitions, that are not core's (:mod:`.instance_args`);
+    ``statement_text``: user-facing theorem -> why Lean does not elaborate its printed
+    statement back to its type (:mod:`.text`), None when that check did not run."""
 
     modules: tuple[ModuleFacts, ...]
     declared_in: Mapping[str, tuple[str, ...]]
@@ -82,6 +86,7 @@ class LibraryFacts:
     sources: tuple[tuple[str, str], ...] = ()
     uses: Mapping[Key, frozenset[str]] = field(default_factory=dict)
     instance_uses: tuple[InstanceUse, ...] = ()
+    statement_text: Mapping[Key, str] | None = None
 
 
 Rule = Callable[[LibraryFacts], Iterable[Finding]]
@@ -349,9 +354,18 @@ def rule_core_instance(facts: LibraryFacts) -> Iterable[Finding]:
     (``@LE.le Nat ⟨fun _ _ => True⟩``, or bound by ``let``) is not an instance and is not
     judged here (issue 24 item 2, open). Planted: ``myLE``, ``localAdd``, ``decEqNat'``,
     ``Nat.decEq`` registered again (Meta); every route of ``Meaning``
-    (``tests/test_audit_rules.py::ROUTES``)."""
+    (``tests/test_audit_rules.py::ROUTES``).
+
+    The authority is Lean's own index: an instance whose discrimination-tree key (the path
+    Lean computed after its reducible unfolding, beta and zeta, read from the
+    ``instanceExtension`` entry) names only core constants, a core class among them, is a
+    finding however its type was written: behind ``id``, an ``abbrev`` of the class, a
+    ``fun`` or a ``let``, through ``inferInstanceAs`` at a reducible alias. The conclusion
+    judged above is defence in depth (it also sees unregistered definitions of class type).
+    Planted: ``behindId``, ``behindAbbrev``, ``behindFun``, ``behindLet``,
+    ``viaInferInstanceAs`` (Text, ``tests/test_audit_text.py``)."""
     return [Finding(i.declaration, i.module, i.class_name, "core-instance")
-            for i in facts.instances if not i.mentions_library]
+            for i in facts.instances if not i.mentions_library or i.keyed_core]
 
 
 def rule_unvetted_extension(facts: LibraryFacts) -> Iterable[Finding]:
@@ -419,6 +433,19 @@ def rule_statement_instance(facts: LibraryFacts) -> Iterable[Finding]:
             for u in facts.instance_uses if not _exempt(u)]
 
 
+def rule_statement_text(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches a user-facing theorem whose printed statement (the text its certificate and
+    ``reviewed/statements.json`` show) Lean does not elaborate back to the theorem's type, as
+    a term: it fails to parse or elaborate, or it elaborates to another statement. Lean is the
+    authority on what a text means (:mod:`.text`): a constant named ``«5»`` printed ``5``, a
+    binder named like a keyword or shadowing a global, an implicit argument or an instance
+    the text hides. Planted: ``numeral_name``, ``keyword_binder``, ``binder_shadows_global``,
+    ``backwards_empty``, ``weird_five_le_two`` (Text, printed as a printer that is not Lean's
+    prints them, ``tests/test_audit_text.py``)."""
+    return [Finding(name, mod, why, "statement-text")
+            for (mod, name), why in (facts.statement_text or {}).items()]
+
+
 def _exempt(use: InstanceUse) -> bool:
     """A class no instance of which can change a statement: a subsingleton listed with its
     argument in :data:`SUBSINGLETON_CLASSES`, or a class valued in ``Prop``."""
@@ -430,7 +457,7 @@ def _exempt(use: InstanceUse) -> bool:
 DECLARATION_RULES: tuple[Rule, ...] = (
     rule_duplicate_name, rule_core_name, rule_kernel_builtin, rule_unsafe, rule_partial,
     rule_implemented_by, rule_extern, rule_export, rule_csimp, rule_init, rule_metaprogram,
-    rule_core_instance, rule_statement_instance,
+    rule_core_instance, rule_statement_instance, rule_statement_text,
 )
 
 
@@ -464,7 +491,7 @@ RULES: tuple[Rule, ...] = (
     rule_duplicate_name, rule_core_name, rule_kernel_builtin,
     rule_unsafe, rule_partial, rule_implemented_by, rule_extern, rule_export, rule_csimp,
     rule_init, rule_metaprogram, rule_core_instance, rule_statement_instance,
-    rule_unvetted_extension,
+    rule_statement_text, rule_unvetted_extension,
     rule_kernel_option, rule_depends_on_finding,
 )
 

@@ -5,7 +5,7 @@ the rules of :mod:`.rules` judge."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,8 +17,19 @@ from .instance_args import InstanceArgs, InstanceUse, const_names
 from .library import Library, default_cache_dir
 from .meaning import Meanings
 from .records import AuditError, AuditReport, Declaration
-from .rules import RULES, AxiomFacts, InstanceFacts, Key, LibraryFacts, apply_rules, rule_name
+from .rules import (
+    RULES,
+    AxiomFacts,
+    InstanceFacts,
+    Key,
+    LibraryFacts,
+    apply_rules,
+    rule_name,
+    rule_statement_text,
+)
+from .shapes import Shapes
 from .statements import pp_expr, statement_sha256
+from .text import Target, shape_sha256
 
 #: Extension that records the real kind of constants exported under another kind.
 KINDS_EXT = "_private.Lean.AddDecl.0.Lean.privateConstKindsExt"
@@ -77,7 +88,7 @@ class _Auditor:
         self.views: dict[str, _ModView] = {}
         self.nodes: dict[Key, _Node] = {}
         self.declared_in: dict[str, list[str]] = {}  # name -> every library module declaring it
-        self.masks: dict[str, tuple[bool, ...] | None] = {}
+        self.shapes = Shapes(self.type_of)
         self._visible: dict[str, frozenset[str]] = {}
         self._library_memo: dict[Key, bool] = {}
 
@@ -164,24 +175,6 @@ class _Auditor:
             return self.views[mod].module.expr(ci.type_ptr)
         except (AuditError, OleanError):
             return None
-
-    def explicit_mask(self, name: str) -> tuple[bool, ...] | None:
-        """Which leading parameters of constant ``name`` are explicit (for printing)."""
-        if name in self.masks:
-            return self.masks[name]
-        mask: tuple[bool, ...] | None = None
-        t = self.type_of(name)
-        if t is not None:
-            flags = []
-            while t.kind in ("forallE", "mdata"):
-                if t.kind == "mdata":
-                    t = t.args[0]
-                    continue
-                flags.append(t.args[3] == "default")
-                t = t.args[2]
-            mask = tuple(flags)
-        self.masks[name] = mask
-        return mask
 
     def node(self, key: Key) -> _Node:
         nd = self.nodes.get(key)
@@ -333,7 +326,8 @@ class _Auditor:
                 mentions = self._mentions_library(key)
                 cls = inst.class_name or self._class_of(key) or "?"
                 out[(mf.name, inst.declaration)] = InstanceFacts(
-                    inst.declaration, mf.name, cls, mentions, True)
+                    inst.declaration, mf.name, cls, mentions, True,
+                    self._keyed_core(inst.keys))
         for name, mods in self.declared_in.items():
             for mod in mods:
                 if (mod, name) in out:
@@ -348,6 +342,15 @@ class _Auditor:
                     out[(mod, name)] = InstanceFacts(name, mod, cls,
                                                      self._mentions_library((mod, name)), False)
         return sorted(out.values(), key=lambda i: (i.module, i.declaration))
+
+    def _keyed_core(self, keys: tuple[str, ...] | None) -> bool:
+        """Whether a discrimination-tree key names only constants outside the library, a
+        class among them (``id``, ``LE``, ``Nat``: filed under a core class at core types)."""
+        if not keys:
+            return False
+        if any(k in self.declared_in for k in keys):
+            return False
+        return any(k in self.lib.classes for k in keys)
 
     def _class_of(self, key: Key) -> str | None:
         ci = self.info(key)
@@ -450,7 +453,9 @@ def _read_sources(sources: Sequence[tuple[str, Path]]) -> tuple[tuple[str, str],
 def audit_modules(modules: Sequence[str], search_path: Sequence[Path | str], *,
                   cache_dir: Path | None | bool = True, core_dir: Path | str | None = None,
                   root: str | None = None, sources: Sequence[tuple[str, Path]] = (),
-                  meanings_for: Sequence[str] = ()) -> AuditReport:
+                  meanings_for: Sequence[str] = (),
+                  statement_check: Callable[[Sequence[Target]], Mapping[str, str]] | None = None
+                  ) -> AuditReport:
     """Enumerate and audit every declaration of ``modules`` in one batched pass.
 
     ``modules``: module names, e.g. ``["Proofs.Isolation.Floor", ...]``: the *library*
@@ -462,6 +467,10 @@ def audit_modules(modules: Sequence[str], search_path: Sequence[Path | str], *,
     (``Proofs``): every module must be in its import closure. ``sources``: (label, file) pairs
     of source and build files for the ``kernel-option`` rule. ``meanings_for``: declarations
     whose statement closure to hash (:mod:`.meaning`; certify passes the published theorems).
+    ``statement_check``: given every user-facing theorem (:class:`.text.Target`), says which
+    printed statements Lean does not elaborate back to the theorem's type (name -> why;
+    :func:`pytools.lean.statement_check.checker`); each is a ``statement-text`` finding.
+    None: not checked (the report's rules then omit ``statement-text``).
     ``cache_dir``: where the library index cache lives (``True``: the default
     ``$XDG_CACHE_HOME/pytools-olean``; ``None``/``False``: no disk cache).
     Raises :class:`AuditError` (missing module/constant, library module without its
@@ -496,6 +505,7 @@ def audit_modules(modules: Sequence[str], search_path: Sequence[Path | str], *,
     registered = {i.declaration for mf in mfacts for i in mf.instances}
     instance_args = a.instance_args()
     instance_uses: list[InstanceUse] = []
+    targets: list[Target] = []
     for mod, ci in decl_order:
         v = a.views[mod]
         axioms, trusted, _ = closure[(mod, ci.name)]
@@ -509,16 +519,25 @@ def audit_modules(modules: Sequence[str], search_path: Sequence[Path | str], *,
                                                 "definition", set())
         line, col = ranges_of[mod].get(ci.name, (None, None))
         mentioned = sorted(v.module.const_refs(ci.type_ptr))
+        statement = pp_expr(ty, explicit=a.shapes.explicit_mask, shown=frozenset(shown),
+                            must_show=a.shapes.app_shape)
+        kind = _kind_of(ci, registered, v.real_kinds)
+        if (kind == "theorem" and not classify_auxiliary(ci.name, ci.kind)
+                and not ci.name.startswith("_private.")):
+            targets.append(Target(ci.name, mod, statement, shape_sha256(ty), ci.level_params))
         decls.append(Declaration(
-            name=ci.name, kind=_kind_of(ci, registered, v.real_kinds), module=mod,
-            line=line, column=col,
-            statement=pp_expr(ty, explicit=a.explicit_mask, shown=frozenset(shown)),
+            name=ci.name, kind=kind, module=mod, line=line, column=col, statement=statement,
             statement_sha256=statement_sha256(ty, ci.level_params),
             axioms=tuple(sorted({k[1] for k in axioms})),
             auxiliary=classify_auxiliary(ci.name, ci.kind),
             trusted_deps=len(trusted),
             constants=tuple((c, a.module_of(c, mod) or "?") for c in mentioned)))
 
+    text_failures = None
+    if statement_check is not None:
+        failed = statement_check(targets)
+        text_failures = {(t.module, t.name): failed[t.name] for t in targets
+                         if t.name in failed}
     facts = LibraryFacts(
         modules=tuple(mfacts),
         declared_in={n: tuple(ms) for n, ms in a.declared_in.items()},
@@ -529,15 +548,18 @@ def audit_modules(modules: Sequence[str], search_path: Sequence[Path | str], *,
         instances=tuple(a.instance_facts(mfacts)),
         instance_uses=tuple(instance_uses),
         sources=_read_sources(sources),
-        uses={key: frozenset(k[1] for k in closure[key][2]) for key in keys})
-    findings = apply_rules(facts)
+        uses={key: frozenset(k[1] for k in closure[key][2]) for key in keys},
+        statement_text=text_failures)
+    rules = RULES if statement_check is not None else tuple(
+        r for r in RULES if r is not rule_statement_text)
+    findings = apply_rules(facts, rules)
     meanings = Meanings(a.resolve_key, a.info, a.views, a.project_set)
     closures = {n: meanings.closure(a.resolve_key(n)) for n in meanings_for}
     return AuditReport(
         declarations=tuple(decls), findings=tuple(findings),
         trusted_core=tuple(sorted(trusted_all)), modules=tuple(a.project),
         library_modules=len(a.lib.indexed), seconds=time.perf_counter() - t0,
-        rules=tuple(rule_name(r) for r in RULES), core=a.lib.core_dir is not None,
+        rules=tuple(rule_name(r) for r in rules), core=a.lib.core_dir is not None,
         meanings=tuple((n, sha, used) for n, (sha, used) in sorted(closures.items())),
         definitions=tuple(sorted(meanings.digests.items())))
 
