@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from pytools.lean.olean import Expr, Level
+from pytools.lean.olean import Expr, Level, Name
 
 #: Infix notations printed for fully applied core operators:
 #: name -> (arity, symbol, precedence, associativity) with Lean's precedences.
@@ -89,12 +89,13 @@ def has_loose(e: Expr, depth: int, memo: dict | None = None) -> bool:
 def binder_name(raw: str) -> tuple[str, bool]:
     """(readable name, hygienic?) of a binder name. A name with macro scopes
     (``inst._@.Proofs.Ceiling.Cache.791917390._hygCtx._hyg.3``) is an inaccessible name made
-    by a macro: Lean prints it ``inst✝``; so does this printer."""
-    if "._@." in raw:
-        return raw.split("._@.", 1)[0] + "✝", True
-    if raw.startswith("_@."):
-        return "x✝", True
-    return raw or "x", False
+    by a macro: Lean prints it ``inst✝``; so does this printer. Any other name prints as
+    :func:`~pytools.lean.olean.name_text` prints it (``«5»``, never ``5``)."""
+    parts = Name.parse(raw).parts
+    if "_@" in parts:
+        i = parts.index("_@")
+        return (str(Name(parts[:i])) if i else "x") + "✝", True
+    return str(Name(parts)) or "x", False
 
 
 class _Printer:

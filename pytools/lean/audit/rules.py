@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from pytools.lean.olean import Name
+
 from .auxiliary import classify_auxiliary
 from .facts import ModuleFacts
 from .instance_args import InstanceUse
@@ -181,7 +183,8 @@ def rule_forbidden_import(facts: LibraryFacts) -> Iterable[Finding]:
     library = {m.name for m in facts.modules}
     return [Finding("", m.name, i.module, "forbidden-import")
             for m in facts.modules for i in m.imports
-            if i.module not in library and i.module.split(".")[0] not in ALLOWED_IMPORT_ROOTS]
+            if i.module not in library
+            and Name.parse(i.module).parts[:1] not in {(r,) for r in ALLOWED_IMPORT_ROOTS}]
 
 
 def rule_meta_import(facts: LibraryFacts) -> Iterable[Finding]:
@@ -328,8 +331,8 @@ def rule_metaprogram(facts: LibraryFacts) -> Iterable[Finding]:
         for e in m.entries:
             if TRUST_EXTENSIONS.get(e.extension) != "metaprogram" or not e.declaration:
                 continue
-            decl = ".".join(p for p in e.declaration.split(".")
-                            if not p.startswith("_closed_"))
+            decl = Name(p for p in Name.parse(e.declaration).parts
+                        if not str(p).startswith("_closed_"))
             label = _META_LABELS.get(e.extension, e.extension + " {detail}")
             found.setdefault((decl, m.name), set()).add(label.format(detail=e.detail).strip())
     return [Finding(d, mod, ", ".join(sorted(labels)), "metaprogram")
