@@ -91,7 +91,10 @@ def binder_name(raw: str) -> tuple[str, bool]:
     (``inst._@.Proofs.Ceiling.Cache.791917390._hygCtx._hyg.3``) is an inaccessible name made
     by a macro: Lean prints it ``inst✝``; so does this printer. Any other name prints as
     :func:`~pytools.lean.olean.name_text` prints it (``«5»``, never ``5``)."""
-    parts = Name.parse(raw).parts
+    try:
+        parts: tuple = Name.parse(raw).parts
+    except ValueError:  # a dotted string that is not a name's text (a hand-made term)
+        parts = tuple(raw.split("."))
     if "_@" in parts:
         i = parts.index("_@")
         return (str(Name(parts[:i])) if i else "x") + "✝", True
