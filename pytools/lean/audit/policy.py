@@ -33,6 +33,20 @@ ALLOWED_AXIOMS: dict[str, AxiomPin] = {
         "Init.Core", "00c1d1c2249b18fa53984b0d4b6b73f47f4de716e141629661d84fa073f136b2"),
 }
 
+#: Characters allowed in the library's names (and its statements' binder names), as
+#: inclusive code point ranges: ASCII letters, digits, ``_``, ``'``, ``!``, ``?`` (Lean's ASCII
+#: identifier characters); the Greek letters Lean takes as identifier letters (U+0391-03A9,
+#: U+03B1-03C9: ``α``, ``β``, ``ε``... as Lean and Mathlib name variables); Lean's subscripts
+#: (``h₁``, ``xᵢ``: U+2080-209C, U+1D62-1D6A). Not allowed: every other script (Cyrillic,
+#: Armenian... are look-alikes of Latin), Coptic and polytonic Greek, the letter-like symbols
+#: (``ℕ`` reads ``N``) and the mathematical alphanumerics (``𝐚`` reads ``a``), which Lean
+#: accepts in identifiers but the library does not use (measured on the landed library:
+#: ASCII, Greek and subscripts only).
+NAME_CHARS: tuple[tuple[int, int], ...] = (
+    (0x21, 0x21), (0x27, 0x27), (0x30, 0x39), (0x3F, 0x3F), (0x41, 0x5A), (0x5F, 0x5F),
+    (0x61, 0x7A), (0x391, 0x3A9), (0x3B1, 0x3C9), (0x2080, 0x209C), (0x1D62, 0x1D6A),
+)
+
 #: ``sorry`` elaborates to this axiom.
 SORRY_AXIOMS = frozenset({"sorryAx"})
 #: Axioms that trust compiled code (``native_decide``, ``Lean.ofReduceBool``).
