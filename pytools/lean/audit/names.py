@@ -184,8 +184,8 @@ def _user_part(raw: str) -> Name:
     """A binder name without its macro scopes (what the printer shows before its ``✝``)."""
     try:
         parts = Name.parse(raw).parts
-    except ValueError:
-        return Name((raw,))
+    except ValueError:  # a dotted string that is not a name's text (a hand-made term)
+        parts = tuple(raw.split("."))
     return Name(parts[:parts.index("_@")] if "_@" in parts else parts)
 
 
