@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from fixtures.audit_env import core_lib, index_cache
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytools.lean.audit import rules
 from pytools.lean.audit.names import StatementAtoms, invisible, skeleton
@@ -69,6 +71,22 @@ def test_twins_are_two_names() -> None:
         ea, eb = (Expr("const", (n, ())) for n in (na, nb))
         assert statement_sha256(ea) != statement_sha256(eb)
     assert Name(("Nat", "add")) == "Nat.add" and {"Nat.add": 1}[Name(("Nat", "add"))] == 1
+
+
+_COMPONENTS = st.one_of(st.integers(min_value=0, max_value=10**30),
+                        st.text(alphabet="ab1_.«»\\ 'ℕаα₁?!", max_size=4),
+                        st.sampled_from(["fun", "by", "Type", "x", "_@", "_private"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_COMPONENTS, max_size=4), st.lists(_COMPONENTS, max_size=4))
+def test_printing_is_injective_and_reads_back(a: list, b: list) -> None:
+    """Any components: the text reads back to them, and two names share a text (and a hash
+    encoding) only if their components are equal."""
+    na, nb = Name(a), Name(b)
+    assert Name.parse(str(na)).parts == tuple(a)
+    assert (str(na) == str(nb)) == (tuple(a) == tuple(b))
+    assert (name_bytes(na) == name_bytes(nb)) == (tuple(a) == tuple(b))
 
 
 @pytest.mark.parametrize("bad", ["a..b", "«a", "05", "x.05", "a.«b»", "«fun».«x»x"])
