@@ -40,8 +40,9 @@ ALLOWED_AXIOMS: dict[str, AxiomPin] = {
 #: (``h₁``, ``xᵢ``: U+2080-209C, U+1D62-1D6A). Not allowed: every other script (Cyrillic,
 #: Armenian... are look-alikes of Latin), Coptic and polytonic Greek, the letter-like symbols
 #: (``ℕ`` reads ``N``) and the mathematical alphanumerics (``𝐚`` reads ``a``), which Lean
-#: accepts in identifiers but the library does not use (measured on the landed library:
-#: ASCII, Greek and subscripts only).
+#: accepts in identifiers but the library does not use (measured on the landed library,
+#: 2026-12-06, 2732 declarations: declaration names ASCII only; binder names ASCII and
+#: ``α β γ κ σ τ φ``, ``₁``-``₄``).
 NAME_CHARS: tuple[tuple[int, int], ...] = (
     (0x21, 0x21), (0x27, 0x27), (0x30, 0x39), (0x3F, 0x3F), (0x41, 0x5A), (0x5F, 0x5F),
     (0x61, 0x7A), (0x391, 0x3A9), (0x3B1, 0x3C9), (0x2080, 0x209C), (0x1D62, 0x1D6A),
