@@ -28,7 +28,7 @@ from functools import cache, lru_cache
 from importlib import resources
 
 from pytools.lean.olean import Expr, Name, dotted
-from pytools.lean.olean.names import is_identifier
+from pytools.lean.olean.names import PLAIN_IDENTIFIER, is_identifier
 
 from .policy import NAME_CHARS
 
@@ -49,6 +49,13 @@ def invisible(c: str) -> bool:
     if cat == "Cc":
         return o >= 0x7F  # below 0x20 a printed string literal shows \n, \t, \u0000...
     return o in _DEFAULT_IGNORABLE
+
+
+def hidden_chars(text: str) -> list[str]:
+    """The :func:`invisible` characters of ``text``, in order."""
+    if text.isascii() and text.isprintable():
+        return []  # printable ASCII: nothing hidden (the common case, without a lookup each)
+    return [c for c in text if invisible(c)]
 
 
 def describe(c: str) -> str:
@@ -199,6 +206,8 @@ def name_oddity(name: str) -> str | None:
         nums = [i for i, c in enumerate(parts) if isinstance(c, int)]
         parts = parts[nums[0] + 1:] if nums else ()
     for comp in (c for c in parts if isinstance(c, str)):
+        if PLAIN_IDENTIFIER.fullmatch(comp):
+            continue  # ASCII letters, digits, _'!? starting with a letter or _: fine
         bad = [c for c in comp if outside_allowed(c)]
         if bad:
             return f"{describe(bad[0])} in the component \"{comp}\""

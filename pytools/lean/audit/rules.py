@@ -22,7 +22,7 @@ from .names import (
     StatementAtoms,
     core_index,
     describe,
-    invisible,
+    hidden_chars,
     name_oddity,
     skeleton,
 )
@@ -324,14 +324,14 @@ def rule_invisible_char(facts: LibraryFacts) -> Iterable[Finding]:
     two literals). Planted: ``bidi_literal`` (Names)."""
     out = []
     for name, mods in facts.declared_in.items():
-        hidden = [c for c in name if invisible(c)]
+        hidden = hidden_chars(name)
         if hidden:
             out += [Finding(name, mod, f"{describe(hidden[0])} in its name", "invisible-char")
                     for mod in mods]
     for atoms in facts.atoms:
         for where, texts in (("binder", atoms.binders), ("string literal", atoms.literals)):
             for t in texts:
-                hidden = [c for c in t if invisible(c)]
+                hidden = hidden_chars(t)
                 if hidden:
                     out.append(Finding(atoms.declaration, atoms.module,
                                        f"{describe(hidden[0])} in a {where}", "invisible-char"))

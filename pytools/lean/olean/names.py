@@ -50,7 +50,8 @@ KEYWORDS = frozenset({
     "unsafe", "variable", "where", "with", "Prop", "Sort", "Type",
 })
 
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_'!?]*")
+#: An ASCII identifier: the common case, matched without looking at each character.
+PLAIN_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_'!?]*")
 
 
 def is_letter_like(c: str) -> bool:
@@ -80,7 +81,7 @@ def is_id_rest(c: str) -> bool:
 
 def is_identifier(s: str) -> bool:
     """Whether a string component is a valid identifier, i.e. prints without ``«»``."""
-    if _PLAIN.fullmatch(s):
+    if PLAIN_IDENTIFIER.fullmatch(s):
         return True
     return bool(s) and is_id_first(s[0]) and all(is_id_rest(c) for c in s[1:])
 
