@@ -158,7 +158,7 @@ def test_metaprograms(report: AuditReport) -> None:
     assert meta["metaFn"] == "meta definition"
     assert "term elaborator for termMyelab" in meta["myElab"]
     assert "syntax (term parser)" in meta["termMyfalse"]
-    assert "syntax (term parser)" in meta["term⊥⊥"]
+    assert "syntax (term parser)" in meta["«term⊥⊥»"]
     assert any("unexpander for False" in s for s in meta.values())
     assert all(m == META for _, m in found(report, "metaprogram"))
 

@@ -250,13 +250,13 @@ def _reading(olean_dir: Path, module: str, core: Path) -> list[tuple]:
 #: Fixture modules in compile order (a module after the ones it imports), with what each
 #: costs to compile with the registry Lean on the 2-core machine (measured under load 6-12).
 FIXTURE_MODULES = ("PreludeBase", "PreludeUse", "Bare", "Impostor", "Unsafe", "Meta",
-                   "Defects", "Meaning", "Text")
+                   "Defects", "Meaning", "Text", "Names")
 
 
 #: Fixture modules compiled together (a module and the fixtures it imports), one test each so
 #: that ``pytest -n 2`` compiles two groups at a time.
 FIXTURE_GROUPS = (("PreludeBase", "PreludeUse"), ("Bare",), ("Impostor",), ("Unsafe",),
-                  ("Meta",), ("Defects",), ("Meaning",), ("Text",))
+                  ("Meta",), ("Defects",), ("Meaning",), ("Text",), ("Names",))
 
 
 def test_fixture_groups_cover_every_fixture() -> None:

@@ -42,6 +42,12 @@ constants (``Declaration.trusted_deps > 0``) is a lower bound made of the librar
 plus every axiom reachable through bodies that are present. A library module must have its
 ``.olean.private`` (full bodies); otherwise the audit refuses to run.
 
+Names. Constants are keyed by :class:`pytools.lean.olean.Name` (string and number components,
+printed as Lean prints them, ``«»`` where a component needs it): ``A.«b.c»`` and ``A.b.c`` are
+two constants, both audited, and hashes (statement, meaning closure) cover the components.
+Rules ``name-twin``, ``name-confusable``, ``name-chars`` and ``invisible-char`` report names
+and statement texts that could mislead a reader (:mod:`.names`).
+
 Pointer width: the reader handles the 32-bit layout (registry WebAssembly Lean, tested) and the
 64-bit layout of native Lean (implemented, tested only on synthetic regions: no native Lean
 here).

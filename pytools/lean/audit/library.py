@@ -9,16 +9,18 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pytools.files import atomic_write_text
-from pytools.lean.olean import Module
+from pytools.lean.olean import Module, Name
 
 from .facts import class_names, instance_names
 from .records import AuditError
 
-CACHE_VERSION = 3
+#: 4: names are stored as their printed text (``A.«b.c»``), which determines the components
+#: (3 stored the dotted string, which merged twins).
+CACHE_VERSION = 4
 
 
 def module_file(module: str, search_path: Sequence[Path]) -> Path | None:
-    rel = Path(*module.split(".")).with_suffix(".olean")
+    rel = Path(*map(str, Name.parse(module).parts)).with_suffix(".olean")
     for d in search_path:
         p = Path(d) / rel
         if p.is_file():
@@ -36,7 +38,7 @@ class Library:
 
     The index of each imported module (its imports, constant names, the classes it declares
     and the declarations it registers as instances) is cached on disk in
-    ``<cache_dir>/index-v3.json``, keyed by the ``.olean`` file's absolute path and checked
+    ``<cache_dir>/index-v4.json``, keyed by the ``.olean`` file's absolute path and checked
     against its (size, mtime_ns) and those of its
     ``.server``/``.private`` parts: an unchanged library (e.g. the core library of a toolchain)
     is not re-read by later audits, whatever the rest of the search path; a changed file is
@@ -157,7 +159,7 @@ class Library:
         names: set[str] = set()
         for path in sorted(self.core_dir.rglob("*.olean")):
             rel = path.relative_to(self.core_dir).with_suffix("")
-            names.update(self._index_entry(".".join(rel.parts), classes=False)["names"])
+            names.update(self._index_entry(Name(rel.parts), classes=False)["names"])
         self.save_cache()
         return frozenset(names)
 

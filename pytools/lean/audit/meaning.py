@@ -17,11 +17,13 @@ import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pytools.lean.olean import ConstantInfo
+from pytools.lean.olean import ConstantInfo, name_bytes
 
 from .statements import statement_sha256
 
-MEANING_VERSION = b"lean-meaning-v1\0"
+#: v2: names are hashed by their components (:func:`~pytools.lean.olean.name_bytes`), v1 by
+#: their dotted text, which merged twins such as ``A.«b.c»`` and ``A.b.c``.
+MEANING_VERSION = b"lean-meaning-v2\0"
 
 
 Key = tuple[str, str]
@@ -68,7 +70,7 @@ class Meanings:
             h.update(statement_sha256(m.expr(ci.value_ptr), ci.level_params).encode())
             refs |= m.const_refs(ci.value_ptr)
         if ci.ctors:
-            h.update(("\0ctors\0" + "\0".join(ci.ctors)).encode())
+            h.update(b"\0ctors\0" + b"\1".join(name_bytes(c) for c in ci.ctors))
             refs |= set(ci.ctors)
         self.digests[label] = h.hexdigest()
         self._next[key] = tuple(sorted({self._resolve(r, key[0]) for r in refs} - {key}))
@@ -100,7 +102,9 @@ class Meanings:
         used = sorted(f"{name}@{mod}" for mod, name in seen if mod in self._library)
         h = hashlib.sha256(MEANING_VERSION)
         h.update(statement_sha256(ty, ci.level_params).encode())
-        for label in used:
-            h.update(f"\0{label}\0{self.digests[label]}".encode())
-        h.update(("\0core\0" + "\0".join(sorted(core))).encode())
+        for mod, name in sorted(k for k in seen if k[0] in self._library):
+            label = f"{name}@{mod}"
+            h.update(b"\0" + name_bytes(name) + b"@" + name_bytes(mod) + b"\0"
+                     + self.digests[label].encode())
+        h.update(b"\0core\0" + b"\1".join(name_bytes(c) for c in sorted(core)))
         return h.hexdigest(), tuple(used)

@@ -12,6 +12,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytools.lean.olean import Name
+
 from .policy import ALLOWED_AXIOMS
 from .records import AuditError, AuditReport
 
@@ -68,9 +70,9 @@ def native_axioms(lean_cmd: Sequence[str], modules: Sequence[str], theorems: Seq
 
 
 def _quote_name(name: str) -> str:
-    parts = name.split(".")
-    ok = re.compile(r"^[A-Za-z_][A-Za-z0-9_'!?]*$")
-    return ".".join(p if ok.match(p) else f"«{p}»" for p in parts)
+    """The name as Lean source writes it: its printed text (:func:`~pytools.lean.olean.name_text`,
+    ``«»`` where a component needs it)."""
+    return str(Name.parse(name))
 
 
 def compare_with_native(report: AuditReport,

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pytools.lean.olean import Expr, Level
+from pytools.lean.olean import Expr, Level, Name
 
 #: Infix notations printed for fully applied core operators:
 #: name -> (arity, symbol, precedence, associativity) with Lean's precedences.
@@ -134,7 +134,11 @@ def escape_component(comp: str) -> str:
 
 
 def escape_name(name: str) -> str:
-    """A constant's dotted name with each component escaped (:func:`escape_component`)."""
+    """A constant's name as Lean reads it back: a :class:`~pytools.lean.olean.Name` prints as
+    its text (:func:`~pytools.lean.olean.name_text`, the one name printer); a plain dotted
+    string (a hand-made term) has each component escaped (:func:`escape_component`)."""
+    if isinstance(name, Name):
+        return str(name)
     return ".".join(escape_component(c) for c in name.split("."))
 
 
@@ -142,12 +146,16 @@ def binder_name(raw: str) -> tuple[str, bool]:
     """(readable name, hygienic?) of a binder name. A name with macro scopes
     (``inst._@.Proofs.Ceiling.Cache.791917390._hygCtx._hyg.3``) is an inaccessible name made
     by a macro: Lean prints it ``inst✝``, which no parser reads back; this printer gives it
-    its base name (``inst``), made fresh where it is printed."""
-    if "._@." in raw:
-        return raw.split("._@.", 1)[0] or "x", True
-    if raw.startswith("_@."):
-        return "x", True
-    return raw or "x", False
+    its base name (``inst``), made fresh where it is printed. Any other name prints as
+    :func:`~pytools.lean.olean.name_text` prints it (``«5»``, never ``5``)."""
+    try:
+        parts: tuple = Name.parse(raw).parts
+    except ValueError:  # a dotted string that is not a name's text (a hand-made term)
+        parts = tuple(raw.split("."))
+    if "_@" in parts:
+        i = parts.index("_@")
+        return (str(Name(parts[:i])) if i else "x"), True
+    return str(Name(parts)) or "x", False
 
 
 @dataclass(frozen=True)
@@ -163,6 +171,13 @@ class AppShape:
     infos: tuple[str, ...]
     undetermined: bool
     settled: tuple[bool, ...]
+
+
+def _first_component(name: str) -> str:
+    """The first component of a constant's name, as Lean reads it back."""
+    if isinstance(name, Name) and name.parts:
+        return escape_component(str(name.parts[0]))
+    return escape_component(name.split(".")[0])
 
 
 class _Printer:
@@ -434,7 +449,7 @@ def pp_expr(e: Expr, max_len: int = 20000,
     """
     printer = _Printer(explicit, max_len, shown)
     printer.must_show = must_show
-    printer.taken = frozenset(escape_component(n.split(".")[0]) for n in _constants(e))
+    printer.taken = frozenset(_first_component(n) for n in _constants(e))
     try:
         text = printer.at(e, [], 0, tail=True)
     except RecursionError:

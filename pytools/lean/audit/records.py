@@ -58,6 +58,10 @@ RULE_MESSAGES: dict[str, str] = {
     "core-name": "has the name of a declaration of the core library ({subject})",
     "kernel-builtin": "has the name of a constant the kernel computes with or checks by name "
                       "({subject})",
+    "name-twin": "prints like another constant once «» is ignored: {subject}",
+    "name-confusable": "has a name a reader can mistake for another: {subject}",
+    "name-chars": "has a name outside the allowed characters: {subject}",
+    "invisible-char": "shows a reader an invisible or bidi-control character: {subject}",
     "unsafe": "is `unsafe` ({subject})",
     "partial": "is a `partial` definition: its implementation {subject} is never checked",
     "implemented-by": "is compiled as another declaration: @[implemented_by {subject}]",

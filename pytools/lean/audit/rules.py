@@ -13,9 +13,19 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from pytools.lean.olean import Name, dotted
+
 from .auxiliary import classify_auxiliary
 from .facts import ModuleFacts
 from .instance_args import InstanceUse
+from .names import (
+    StatementAtoms,
+    core_index,
+    describe,
+    hidden_chars,
+    name_oddity,
+    skeleton,
+)
 from .policy import (
     ALLOWED_AXIOMS,
     ALLOWED_IMPORT_ROOTS,
@@ -74,7 +84,10 @@ class LibraryFacts:
     ``instance_uses``: instance arguments of core classes at core types, in the library's
     statements and definitions, that are not core's (:mod:`.instance_args`);
     ``statement_text``: user-facing theorem -> why Lean does not elaborate its printed
-    statement back to its type (:mod:`.text`), None when that check did not run."""
+    statement back to its type (:mod:`.text`), None when that check did not run; ``atoms``:
+    the binder names and string literals of every library declaration's type (:mod:`.names`).
+    Names are :class:`~pytools.lean.olean.Name` or their printed text: two are the same
+    name exactly when their texts are equal."""
 
     modules: tuple[ModuleFacts, ...]
     declared_in: Mapping[str, tuple[str, ...]]
@@ -87,6 +100,7 @@ class LibraryFacts:
     uses: Mapping[Key, frozenset[str]] = field(default_factory=dict)
     instance_uses: tuple[InstanceUse, ...] = ()
     statement_text: Mapping[Key, str] | None = None
+    atoms: tuple[StatementAtoms, ...] = ()
 
 
 Rule = Callable[[LibraryFacts], Iterable[Finding]]
@@ -186,7 +200,8 @@ def rule_forbidden_import(facts: LibraryFacts) -> Iterable[Finding]:
     library = {m.name for m in facts.modules}
     return [Finding("", m.name, i.module, "forbidden-import")
             for m in facts.modules for i in m.imports
-            if i.module not in library and i.module.split(".")[0] not in ALLOWED_IMPORT_ROOTS]
+            if i.module not in library
+            and Name.parse(i.module).parts[:1] not in {(r,) for r in ALLOWED_IMPORT_ROOTS}]
 
 
 def rule_meta_import(facts: LibraryFacts) -> Iterable[Finding]:
@@ -230,6 +245,102 @@ def rule_kernel_builtin(facts: LibraryFacts) -> Iterable[Finding]:
     return [Finding(name, mod, "kernel builtin", "kernel-builtin")
             for name, mods in facts.declared_in.items() if name in KERNEL_BUILTINS
             for mod in mods]
+
+
+def rule_name_twin(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches two different names that print alike once ``«»`` is ignored: ``A.«b.c»`` (two
+    components) and ``A.b.c`` (three), a numeric component and a string one of the same
+    digits (``x.1``, ``x.«1»``), within the library or beside a core name. Why: they are two
+    constants (the walk keys constants by their components and sees both), but a reader of the
+    text, or a tool that joins components with dots, takes one for the other: a published
+    theorem restated over a twin whose body is ``False`` reads the same. Planted:
+    ``Names.A.b.c``/``Names.A.«b.c»`` (an axiom of ``False``), ``Names.Sound.ok``/
+    ``Names.«Sound.ok»`` (a definition of ``False``) (Names)."""
+    by_dotted: dict[str, set[str]] = {}
+    for name in facts.declared_in:
+        by_dotted.setdefault(dotted(name), set()).add(name)
+    core_names = facts.core_names or frozenset()
+    core_by_dotted = core_index(core_names).dotted if core_names else {}
+    out = []
+    for look, names in by_dotted.items():
+        core = core_by_dotted.get(look) or (look if look in core_names else None)
+        for name in names:
+            others = sorted(names - {name}) + ([f"{core} (core)"] if core not in (None, name)
+                                               else [])
+            if others:
+                out += [Finding(name, mod, ", ".join(others), "name-twin")
+                        for mod in facts.declared_in[name]]
+    return out
+
+
+def rule_name_confusable(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches a library name a reader can mistake for a name of the core library or another
+    of the library's: same confusable skeleton (:func:`.names.skeleton`: Unicode's
+    confusables after NFKC, so other scripts, letter-like symbols, fullwidth and
+    mathematical forms, ``1``/``l``/``I`` and ``0``/``O``), different text. Why: a reader (and
+    a certificate) takes ``ℕat.add_comm`` or ``Nаt.add_comm`` (Cyrillic ``а``) to mean core's
+    ``Nat.add_comm``; the copy may state anything. Planted: ``«Nаt».add_comm``,
+    ``ℕat.zero_le``, ``Names.Sound.οk`` (Greek omicron, beside ``Names.Sound.ok``) (Names)."""
+    lib: dict[str, set[str]] = {}
+    for name in facts.declared_in:
+        lib.setdefault(skeleton(dotted(name)), set()).add(dotted(name))
+    core = core_index(facts.core_names).skeletons if facts.core_names else {}
+    out = []
+    for name, mods in facts.declared_in.items():
+        look = dotted(name)
+        sk = skeleton(look)
+        others = sorted(lib[sk] - {look})
+        if core.get(sk, look) != look:
+            others.append(f"{core[sk]} (core)")
+        if others:
+            out += [Finding(name, mod, "looks like " + ", ".join(others), "name-confusable")
+                    for mod in mods]
+    return out
+
+
+def rule_name_chars(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches a library name, or a binder name in a library declaration's type, with a
+    string component that is not an identifier (it prints in ``«»``: ``«5»``, ``«b.c»``) or a
+    character outside :data:`.policy.NAME_CHARS` (ASCII letters, digits, ``_'!?``, Greek,
+    subscripts). Why: such a name is written to look like something else (``«5» = 0`` reads
+    ``5 = 0`` in a printer that does not escape) or needs a script a reader does not expect;
+    the library needs neither. Compiler-made parts are exempt: numeric components, a
+    ``_private`` prefix's module, and macro scopes (``x._@.M._hyg.3``). Planted:
+    ``«5»``, ``Names.A.«b.c»``, ``«Nаt».add_comm`` (Names)."""
+    out = []
+    for name, mods in facts.declared_in.items():
+        why = name_oddity(name)
+        if why:
+            out += [Finding(name, mod, why, "name-chars") for mod in mods]
+    for atoms in facts.atoms:
+        for b in atoms.binders:
+            why = name_oddity(b)
+            if why:
+                out.append(Finding(atoms.declaration, atoms.module, f"binder {b}: {why}",
+                                   "name-chars"))
+    return out
+
+
+def rule_invisible_char(facts: LibraryFacts) -> Iterable[Finding]:
+    """Catches an invisible, bidirectional-control or other format character
+    (:func:`.names.invisible`) in a library declaration's name, in a binder name or in a
+    string literal of its type. Why: the printed statement then shows something else than
+    what is stated (U+202E reverses the text that follows, U+200B hides a difference between
+    two literals). Planted: ``bidi_literal`` (Names)."""
+    out = []
+    for name, mods in facts.declared_in.items():
+        hidden = hidden_chars(name)
+        if hidden:
+            out += [Finding(name, mod, f"{describe(hidden[0])} in its name", "invisible-char")
+                    for mod in mods]
+    for atoms in facts.atoms:
+        for where, texts in (("binder", atoms.binders), ("string literal", atoms.literals)):
+            for t in texts:
+                hidden = hidden_chars(t)
+                if hidden:
+                    out.append(Finding(atoms.declaration, atoms.module,
+                                       f"{describe(hidden[0])} in a {where}", "invisible-char"))
+    return out
 
 
 # --------------------------------------------------------------------------- trust-relevant code
@@ -333,8 +444,8 @@ def rule_metaprogram(facts: LibraryFacts) -> Iterable[Finding]:
         for e in m.entries:
             if TRUST_EXTENSIONS.get(e.extension) != "metaprogram" or not e.declaration:
                 continue
-            decl = ".".join(p for p in e.declaration.split(".")
-                            if not p.startswith("_closed_"))
+            decl = Name(p for p in Name.parse(e.declaration).parts
+                        if not str(p).startswith("_closed_"))
             label = _META_LABELS.get(e.extension, e.extension + " {detail}")
             found.setdefault((decl, m.name), set()).add(label.format(detail=e.detail).strip())
     return [Finding(d, mod, ", ".join(sorted(labels)), "metaprogram")
@@ -455,7 +566,8 @@ def _exempt(use: InstanceUse) -> bool:
 #: Rules whose findings are about one declaration's own content: what depends on such a
 #: declaration is reported too (``depends-on-finding``).
 DECLARATION_RULES: tuple[Rule, ...] = (
-    rule_duplicate_name, rule_core_name, rule_kernel_builtin, rule_unsafe, rule_partial,
+    rule_duplicate_name, rule_core_name, rule_kernel_builtin, rule_name_twin,
+    rule_name_confusable, rule_name_chars, rule_unsafe, rule_partial,
     rule_implemented_by, rule_extern, rule_export, rule_csimp, rule_init, rule_metaprogram,
     rule_core_instance, rule_statement_instance, rule_statement_text,
 )
@@ -488,7 +600,8 @@ def rule_depends_on_finding(facts: LibraryFacts) -> Iterable[Finding]:
 RULES: tuple[Rule, ...] = (
     rule_sorry, rule_native_code, rule_project_axiom, rule_axiom_identity, rule_foreign_axiom,
     rule_prelude_module, rule_outside_root, rule_forbidden_import, rule_meta_import,
-    rule_duplicate_name, rule_core_name, rule_kernel_builtin,
+    rule_duplicate_name, rule_core_name, rule_kernel_builtin, rule_name_twin,
+    rule_name_confusable, rule_name_chars, rule_invisible_char,
     rule_unsafe, rule_partial, rule_implemented_by, rule_extern, rule_export, rule_csimp,
     rule_init, rule_metaprogram, rule_core_instance, rule_statement_instance,
     rule_statement_text, rule_unvetted_extension,

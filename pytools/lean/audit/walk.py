@@ -16,6 +16,7 @@ from .facts import ModuleFacts, module_facts
 from .instance_args import InstanceArgs, InstanceUse, const_names
 from .library import Library, default_cache_dir
 from .meaning import Meanings
+from .names import StatementAtoms, statement_atoms
 from .records import AuditError, AuditReport, Declaration
 from .rules import (
     RULES,
@@ -506,11 +507,13 @@ def audit_modules(modules: Sequence[str], search_path: Sequence[Path | str], *,
     instance_args = a.instance_args()
     instance_uses: list[InstanceUse] = []
     targets: list[Target] = []
+    atoms: list[StatementAtoms] = []
     for mod, ci in decl_order:
         v = a.views[mod]
         axioms, trusted, _ = closure[(mod, ci.name)]
         trusted_all |= {k[1] for k in trusted}
         ty = v.module.expr(ci.type_ptr)
+        atoms.append(statement_atoms(ci.name, mod, ty))
         shown: set[int] = set()  # applications whose instance arguments are printed
         instance_uses += instance_args.uses(ty, ci.name, mod, "statement", shown)
         if v.real_kinds.get(ci.name, ci.kind) == "definition" and ci.value_ptr is not None:
@@ -547,6 +550,7 @@ def audit_modules(modules: Sequence[str], search_path: Sequence[Path | str], *,
         root_closure=a.root_closure(root, mfacts) if root else frozenset(),
         instances=tuple(a.instance_facts(mfacts)),
         instance_uses=tuple(instance_uses),
+        atoms=tuple(atoms),
         sources=_read_sources(sources),
         uses={key: frozenset(k[1] for k in closure[key][2]) for key in keys},
         statement_text=text_failures)

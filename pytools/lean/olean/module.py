@@ -7,6 +7,7 @@ import struct
 from collections.abc import Iterator
 from pathlib import Path
 
+from .names import Name
 from .region import OleanError, Region
 from .terms import BINDER_INFOS, CONSTANT_KINDS, ConstantInfo, Expr, ImportRecord, Level
 
@@ -18,6 +19,8 @@ CONSTANT_FIELDS: dict[int, int] = {0: 1, 1: 4, 2: 3, 3: 3, 4: 1, 5: 5, 6: 2, 7: 
 #: forallE, letE, lit, mdata, proj. A corrupt object with fewer is refused, not indexed past.
 EXPR_FIELDS: dict[int, int] = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 6: 3, 7: 3, 8: 4, 9: 1, 10: 2,
                                11: 3}
+
+ANONYMOUS = Name(())
 
 
 class Module(Region):
@@ -31,7 +34,7 @@ class Module(Region):
 
     def __init__(self, path: Path | str, parts: str = "all"):
         super().__init__(path, parts)
-        self._names: dict[int, str] = {}
+        self._names: dict[int, Name] = {}
         self._levels: dict[int, Level] = {}
         self._exprs: dict[int, Expr] = {}
         self._consts: dict[int, ConstantInfo] = {}
@@ -45,7 +48,7 @@ class Module(Region):
     def is_module(self) -> bool:
         return bool(self.scalar(self.root, 0, 1))
 
-    def imports(self) -> list[str]:
+    def imports(self) -> list[Name]:
         """Names of the direct imports."""
         return [self.name(self.fields(p, 1)[0]) for p in self.array(self.module_data(0)[0])]
 
@@ -73,10 +76,10 @@ class Module(Region):
             return self.name(ns), payload
         raise OleanError(f"{self.path}: object at {entry:#x} is not a scoped-extension entry")
 
-    def const_names(self, part: int = -1) -> list[str]:
+    def const_names(self, part: int = -1) -> list[Name]:
         return [self.name(p) for p in self.array(self.module_data(part)[1])]
 
-    def extra_const_names(self, part: int = -1) -> list[str]:
+    def extra_const_names(self, part: int = -1) -> list[Name]:
         return [self.name(p) for p in self.array(self.module_data(part)[3])]
 
     def constants(self, part: int = -1) -> list[ConstantInfo]:
@@ -91,19 +94,19 @@ class Module(Region):
         return out
 
     # ----------------------------------------------------------------- names
-    def name(self, ptr: int) -> str:
-        """A ``Name`` as a dotted string (numeric components printed as numbers).
+    def name(self, ptr: int) -> Name:
+        """A ``Name`` with its components (strings and numbers), see :mod:`.names`.
 
         Every prefix met on the way is memoised too (names share their namespaces)."""
         names = self._names
         cached = names.get(ptr)
         if cached is not None:
             return cached
-        chain: list[tuple[int, str]] = []
+        chain: list[tuple[int, str | int]] = []
         w = self.ptr_size
         fmt2 = "<II" if w == 4 else "<QQ"
         p = ptr
-        base = ""
+        base = ANONYMOUS
         while True:
             if p & 1:
                 if p != 1:
@@ -124,13 +127,13 @@ class Module(Region):
             if tag == 1:
                 chain.append((p, self.string(comp)))
             elif tag == 2:
-                chain.append((p, str(self.nat(comp))))
+                chain.append((p, self.nat(comp)))
             else:
                 raise OleanError(f"{self.path}: object at {p:#x} is not a Name (tag {tag})")
             p = prefix
         cur = base
-        for q, comp_s in reversed(chain):
-            cur = f"{cur}.{comp_s}" if cur else comp_s
+        for q, comp_v in reversed(chain):
+            cur = cur.child(comp_v)
             names[q] = cur
         return cur
 
@@ -243,11 +246,11 @@ class Module(Region):
             return Expr("proj", (self.name(f[0]), self.nat(f[1]), memo[f[2]]))
         raise OleanError(f"{self.path}: object at {p:#x} is not an Expr (tag {tag})")
 
-    def const_refs(self, ptr: int, seen: set[int] | None = None) -> set[str]:
+    def const_refs(self, ptr: int, seen: set[int] | None = None) -> set[Name]:
         """Names of all constants referenced by the expression at ``ptr``, without building
         the term (a pointer walk with a visited set; shared subterms are visited once)."""
         seen = set() if seen is None else seen
-        out: set[str] = set()
+        out: set[Name] = set()
         stack = [ptr]
         w = self.ptr_size
         letter = "I" if w == 4 else "Q"
@@ -337,12 +340,12 @@ class Module(Region):
             yield self.constant(p)
 
     # ----------------------------------------------------------------- declaration ranges
-    def decl_ranges(self) -> dict[str, tuple[int, int]]:
+    def decl_ranges(self) -> dict[Name, tuple[int, int]]:
         """``declRangeExt`` entries of the most complete part: name -> (line, column) where the
         declaration's *name* starts (its ``selectionRange``; the full ``range`` would start at
         the docstring). Line 1-based, column 0-based (in code points), as Lean stores them.
         Empty if the extension is absent."""
-        out: dict[str, tuple[int, int]] = {}
+        out: dict[Name, tuple[int, int]] = {}
         for i in range(len(self.parts) - 1, -1, -1):
             ents = self.entries(i).get("Lean.declRangeExt")
             if ents is None:

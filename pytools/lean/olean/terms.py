@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .names import Name
+
 
 @dataclass(frozen=True, slots=True)
 class Level:
@@ -19,12 +21,15 @@ class Expr:
 
     ``kind`` and ``args``:
 
-    * ``bvar (idx:int)``; ``fvar (id:str)``; ``mvar (id:str)``; ``sort (Level)``
-    * ``const (name:str, levels:tuple[Level])``; ``app (fn:Expr, arg:Expr)``
-    * ``lam``/``forallE`` ``(binder:str, type:Expr, body:Expr, binder_info:str)``
-    * ``letE (name:str, type:Expr, value:Expr, body:Expr, non_dep:bool)``
+    * ``bvar (idx:int)``; ``fvar (id:Name)``; ``mvar (id:Name)``; ``sort (Level)``
+    * ``const (name:Name, levels:tuple[Level])``; ``app (fn:Expr, arg:Expr)``
+    * ``lam``/``forallE`` ``(binder:Name, type:Expr, body:Expr, binder_info:str)``
+    * ``letE (name:Name, type:Expr, value:Expr, body:Expr, non_dep:bool)``
     * ``lit ('nat', int)`` or ``lit ('str', str)``; ``mdata (Expr)`` (metadata dropped)
-    * ``proj (struct_name:str, idx:int, Expr)``
+    * ``proj (struct_name:Name, idx:int, Expr)``
+
+    Names are :class:`~pytools.lean.olean.names.Name` (components kept; as text, printed as
+    Lean prints them).
     """
 
     kind: str
@@ -50,15 +55,15 @@ class ConstantInfo:
     plus this ``f._unsafe_rec`` implementation, see ``tests/test_olean.py``).
     """
 
-    name: str
+    name: Name
     kind: str
-    level_params: tuple[str, ...]
+    level_params: tuple[Name, ...]
     type_ptr: int
     value_ptr: int | None
     is_unsafe: bool
-    ctors: tuple[str, ...] = ()
-    induct: str | None = None
-    all: tuple[str, ...] = ()
+    ctors: tuple[Name, ...] = ()
+    induct: Name | None = None
+    all: tuple[Name, ...] = ()
     is_partial: bool = False
 
 
@@ -68,7 +73,7 @@ class ImportRecord:
     its flags. ``meta``: a ``meta import`` (its code runs at elaboration time: macros,
     elaborators); ``exported``: a ``public import``; ``import_all``: ``import all``."""
 
-    module: str
+    module: Name
     import_all: bool
     exported: bool
     meta: bool
