@@ -152,10 +152,12 @@ def binder_name(raw: str) -> tuple[str, bool]:
         parts: tuple = Name.parse(raw).parts
     except ValueError:  # a dotted string that is not a name's text (a hand-made term)
         parts = tuple(raw.split("."))
+    # A Name (a str whose text is already escaped), so that printing it again keeps it as is.
     if "_@" in parts:
         i = parts.index("_@")
-        return (str(Name(parts[:i])) if i else "x"), True
-    return str(Name(parts)) or "x", False
+        return (Name(parts[:i]) if i else Name(("x",))), True
+    name = Name(parts)
+    return (name if str(name) else Name(("x",))), False
 
 
 @dataclass(frozen=True)
