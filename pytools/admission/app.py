@@ -60,7 +60,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .display import redacted, shown, split_upstream
+from .display import ACCESS_LOG, shown, split_upstream
+from .limits import BODY_TIMEOUT_S, MAX_HEAD_BYTES
 from .policy import DEFAULT_MAX_BODY, SALTED_ROUTES, Refused, admit
 from .tenants import Tenants
 
@@ -73,6 +74,7 @@ ERROR_TYPES = {
     405: "invalid_request_error",
     408: "invalid_request_error",
     413: "invalid_request_error",
+    431: "invalid_request_error",
     415: "invalid_request_error",
     502: "upstream_error",
 }
@@ -95,7 +97,8 @@ class ProxyConfig:
     timeout_s: float = 600.0  # read timeout: a long generation streams for minutes
     # sent as the upstream's bearer token, if it has one
     upstream_api_key: str | None = field(default=None, repr=False)
-    body_timeout_s: float = 30.0  # the whole request body must arrive within this
+    body_timeout_s: float = BODY_TIMEOUT_S  # the whole request body must arrive within this
+    max_head_bytes: int = MAX_HEAD_BYTES  # request line and headers, as received
 
 
 class NoCookies(http.cookiejar.CookieJar):
@@ -186,14 +189,23 @@ async def read_body(request: Request, limit: int) -> bytes | None:
     return b"".join(chunks)
 
 
+def head_size(scope: Scope) -> int:
+    """The size of a request's head as received: request line and header lines."""
+    line = len(scope["method"]) + len(scope.get("raw_path") or b"") \
+        + len(scope.get("query_string") or b"") + 12
+    return line + sum(len(name) + len(value) + 4 for name, value in scope["headers"])
+
+
 class Guard:
-    """Outermost layer: refuses a query string (400) and logs one access line per request,
-    the client's method and path cut and escaped (:func:`shown`), the query by its length only.
+    """Outermost layer: refuses a head over ``max_head_bytes`` (431; uvicorn's h11 bounds only
+    a head still arriving) and a query string (400), and logs one access line per request, the
+    client's method and path cut and escaped (:func:`shown`), the query by its length only.
     """
 
-    def __init__(self, app: ASGIApp, log: logging.Logger) -> None:
+    def __init__(self, app: ASGIApp, log: logging.Logger, max_head_bytes: int) -> None:
         self.app = app
         self.log = log
+        self.max_head_bytes = max_head_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -209,7 +221,10 @@ class Guard:
 
         query = scope.get("query_string", b"")
         try:
-            if query:
+            if head_size(scope) > self.max_head_bytes:
+                await error(431, f"the request head exceeds {self.max_head_bytes} bytes",
+                            {"Connection": "close"})(scope, receive, sending)
+            elif query:
                 await error(400, "query strings are not accepted: no route takes one, and the "
                             "request's parameters go in its JSON body")(scope, receive, sending)
             else:
@@ -261,7 +276,7 @@ def create_app(config: ProxyConfig, transport: httpx.AsyncBaseTransport | None =
             async for chunk in answer.aiter_raw():
                 yield chunk
         except (httpx.HTTPError, httpx.StreamError) as exc:
-            log.warning("upstream %s%s failed mid-answer: %s: %s", redacted(upstream), route,
+            log.warning("upstream %s%s failed mid-answer: %s: %s", upstream, route,
                         type(exc).__name__, exc)
             if answer.headers.get("content-type", "").startswith("text/event-stream"):
                 event = {"error": {"message": UPSTREAM_FAILED, "type": ERROR_TYPES[502],
@@ -282,7 +297,7 @@ def create_app(config: ProxyConfig, transport: httpx.AsyncBaseTransport | None =
         try:
             answer = await client.send(outgoing, stream=True)
         except httpx.TransportError as exc:
-            log.warning("upstream %s%s failed: %s: %s", redacted(upstream), route,
+            log.warning("upstream %s%s failed: %s: %s", upstream, route,
                         type(exc).__name__, exc)
             return error(502, UPSTREAM_FAILED)
         passed = {k: v for k, v in answer.headers.items() if k.lower() in PASSED_RESPONSE_HEADERS}
@@ -347,7 +362,8 @@ def create_app(config: ProxyConfig, transport: httpx.AsyncBaseTransport | None =
     routes.append(Route("/health", health, methods=["GET"]))
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: http_error},
-                    middleware=[Middleware(Guard, log=log)])
+                    middleware=[Middleware(Guard, log=logging.getLogger(ACCESS_LOG),
+                                           max_head_bytes=config.max_head_bytes)])
     # Starlette answers /v1/completions/ with a redirect built from the client's Host header
     # (an open redirect, and a second spelling of a route); the README promises 404
     app.router.redirect_slashes = False

@@ -11,13 +11,14 @@ import json
 import logging
 import os
 import socket
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import click
 
-from .display import redacted, shown, split_upstream
-from .limits import Limits
+from .display import ACCESS_LOG, redacted, shown, split_upstream
+from .limits import BODY_TIMEOUT_S, Limits
 from .policy import DEFAULT_MAX_BODY
 from .tenants import SECRET_ENV, ConfigError, add_tenant, load_secret, load_tenants
 
@@ -40,16 +41,18 @@ def check_upstream(url: str) -> str:
     return url.rstrip("/")
 
 
-def log_to_stderr() -> None:
-    """The proxy's own log lines (one access line per request, upstream failures) on stderr
-    beside uvicorn's, whose access log is off (it would echo the client's query verbatim)."""
-    logger = logging.getLogger("pytools.admission")
-    if not logger.handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
-        logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
+def log_lines() -> None:
+    """The proxy's own log lines: its access lines (one per request) on standard output, where
+    uvicorn writes its own, which are off (they would echo a client's query verbatim); its
+    warnings (an upstream failing) on standard error."""
+    for name, stream in ((ACCESS_LOG, sys.stdout), ("pytools.admission", sys.stderr)):
+        logger = logging.getLogger(name)
+        if not logger.handlers:
+            handler = logging.StreamHandler(stream)
+            handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+            logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
 
 
 @click.group(invoke_without_command=True)
@@ -67,7 +70,7 @@ def log_to_stderr() -> None:
               show_default=True, help="Upstream read timeout in seconds.")
 @click.option("--head-timeout", type=click.FloatRange(min=0.1), default=Limits.head_timeout_s,
               show_default=True, help="Seconds a client has to send a whole request head.")
-@click.option("--body-timeout", type=click.FloatRange(min=0.1), default=30.0,
+@click.option("--body-timeout", type=click.FloatRange(min=0.1), default=BODY_TIMEOUT_S,
               show_default=True, help="Seconds a client has to send a whole request body.")
 @click.option("--max-connections", type=click.IntRange(min=1), default=Limits.max_concurrency,
               show_default=True, help="Connections served at once (503 past it).")
@@ -115,7 +118,7 @@ def main(ctx: click.Context, upstream: str | None, tenants_path: Path | None,
     click.echo(f"admission proxy: {len(config.tenants.by_key_hash)} tenant(s), upstream "
                f"{redacted(config.upstream)}", err=True)
     limits = Limits(head_timeout_s=head_timeout, max_concurrency=max_connections)
-    log_to_stderr()
+    log_lines()
     server = uvicorn.Server(server_config(create_app(config), limits, log_level="info",
                                           access_log=False, proxy_headers=False,
                                           server_header=False))

@@ -7,6 +7,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 #: A log line quotes at most this many characters of anything a client sent.
 SHOWN_LOG = 120
+#: The logger of the access lines (one per request; the CLI writes them to standard output).
+ACCESS_LOG = "pytools.admission.access"
 
 
 def split_upstream(url: str) -> tuple[str, tuple[str, str] | None]:
