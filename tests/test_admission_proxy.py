@@ -512,14 +512,16 @@ def test_models_are_listed_for_an_authenticated_tenant(keys: dict[str, Any]) -> 
 
 
 def test_the_docs_state_the_limits_the_code_has() -> None:
-    """docs/admission.md's connection limits are the code's defaults (not typed in to drift)."""
+    """docs/admission.md's connection limits and salt label are the code's (not typed in to
+    drift)."""
     from pytools.admission.display import SHOWN_LOG
     from pytools.admission.limits import BODY_TIMEOUT_S
+    from pytools.admission.salt import SALT_LABEL
 
     doc = " ".join((ROOT / "docs" / "admission.md").read_text().split())
     d = Limits()
     for words in (f"within {d.head_timeout_s:g} s of the connection opening",
                   f"at most {d.max_head_bytes // 1024} KiB", f"within {BODY_TIMEOUT_S:g} s",
                   f"after uvicorn's {d.keep_alive_s} s", f"past {d.max_concurrency} connections",
-                  f"cut to {SHOWN_LOG} characters"):
+                  f"cut to {SHOWN_LOG} characters", f"label `{SALT_LABEL.decode()}`"):
         assert words in doc, words
