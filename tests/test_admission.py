@@ -698,6 +698,7 @@ def test_secret_never_defaults(tmp_path: Path) -> None:
         load_secret(None, environ={tenants_mod.SECRET_ENV: "00" * 32})
     f = tmp_path / "secret"
     f.write_text(SECRET.hex() + "\n")
+    f.chmod(0o600)  # a secret its group or others may read is refused (test_admission_proxy)
     assert load_secret(f, environ={}) == SECRET
     with pytest.raises(ConfigError, match="cannot read"):
         load_secret(tmp_path / "absent", environ={})
@@ -719,6 +720,7 @@ def test_secret_file_must_be_hex(tmp_path: Path, content: bytes, words: str) -> 
     """Before: a file that was not hex was taken as raw bytes (README: hex)."""
     f = tmp_path / "secret.bin"
     f.write_bytes(content)
+    f.chmod(0o600)
     with pytest.raises(ConfigError, match=words) as info:
         load_secret(f, environ={})
     assert str(info.value).startswith(f"{f}: ") and "\n" not in str(info.value)
@@ -727,6 +729,7 @@ def test_secret_file_must_be_hex(tmp_path: Path, content: bytes, words: str) -> 
 def test_secret_file_keeps_hex_with_whitespace(tmp_path: Path) -> None:
     f = tmp_path / "secret"
     f.write_bytes(b"  " + SECRET.hex().upper().encode() + b"\r\n")
+    f.chmod(0o600)
     assert load_secret(f, environ={}) == SECRET
     with pytest.raises(ConfigError, match="cannot read the secret: Is a directory"):
         load_secret(tmp_path, environ={})
@@ -742,6 +745,7 @@ def test_cli_refuses_a_binary_secret_file(keys: dict[str, Any], tmp_path: Path,
     monkeypatch.setattr(uvicorn.Server, "run", never)
     binary = tmp_path / "secret.bin"
     binary.write_bytes(secrets.token_bytes(64))
+    binary.chmod(0o600)
     out = CliRunner().invoke(admission_cli, ["--upstream", "http://127.0.0.1:9", "--tenants",
                                              str(keys["path"]), "--secret-file", str(binary),
                                              "--port", "0"])

@@ -8,13 +8,17 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import click
 
+from .display import ACCESS_LOG, redacted, shown, split_upstream
+from .limits import BODY_TIMEOUT_S, Limits
 from .policy import DEFAULT_MAX_BODY
 from .tenants import SECRET_ENV, ConfigError, add_tenant, load_secret, load_tenants
 
@@ -22,13 +26,33 @@ UPSTREAM_KEY_ENV = "PYTOOLS_ADMISSION_UPSTREAM_KEY"
 
 
 def check_upstream(url: str) -> str:
-    """An http(s) base URL with a host and no query; refused otherwise."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or \
-            parts.fragment:
-        raise click.BadParameter(f"{url!r} is not an http(s) base URL such as "
+    """An http(s) base URL with a host and no query; refused otherwise. The refusal never
+    repeats credentials (``user:pass@``) the URL holds."""
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and not parts.query \
+            and not parts.fragment
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        ok = False
+    if not ok:
+        raise click.BadParameter(f"{shown(redacted(url))} is not an http(s) base URL such as "
                                  "http://127.0.0.1:8000", param_hint="--upstream")
     return url.rstrip("/")
+
+
+def log_lines() -> None:
+    """The proxy's own log lines: its access lines (one per request) on standard output, where
+    uvicorn writes its own, which are off (they would echo a client's query verbatim); its
+    warnings (an upstream failing) on standard error."""
+    for name, stream in ((ACCESS_LOG, sys.stdout), ("pytools.admission", sys.stderr)):
+        logger = logging.getLogger(name)
+        if not logger.handlers:
+            handler = logging.StreamHandler(stream)
+            handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+            logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
 
 
 @click.group(invoke_without_command=True)
@@ -44,9 +68,16 @@ def check_upstream(url: str) -> str:
               show_default=True, help="Largest request body accepted, in bytes (413 past it).")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=600.0,
               show_default=True, help="Upstream read timeout in seconds.")
+@click.option("--head-timeout", type=click.FloatRange(min=0.1), default=Limits.head_timeout_s,
+              show_default=True, help="Seconds a client has to send a whole request head.")
+@click.option("--body-timeout", type=click.FloatRange(min=0.1), default=BODY_TIMEOUT_S,
+              show_default=True, help="Seconds a client has to send a whole request body.")
+@click.option("--max-connections", type=click.IntRange(min=1), default=Limits.max_concurrency,
+              show_default=True, help="Connections served at once (503 past it).")
 @click.pass_context
 def main(ctx: click.Context, upstream: str | None, tenants_path: Path | None,
-         secret_file: Path | None, host: str, port: int, max_body: int, timeout_s: float) -> None:
+         secret_file: Path | None, host: str, port: int, max_body: int, timeout_s: float,
+         head_timeout: float, body_timeout: float, max_connections: int) -> None:
     """The admission proxy: binds each tenant's keyed cache_salt, refuses client salts."""
     if ctx.invoked_subcommand is not None:
         return
@@ -55,6 +86,7 @@ def main(ctx: click.Context, upstream: str | None, tenants_path: Path | None,
     import uvicorn
 
     from .app import ProxyConfig, create_app
+    from .serving import server_config
 
     try:
         config = ProxyConfig(
@@ -64,9 +96,13 @@ def main(ctx: click.Context, upstream: str | None, tenants_path: Path | None,
             max_body=max_body,
             timeout_s=timeout_s,
             upstream_api_key=os.environ.get(UPSTREAM_KEY_ENV) or None,
+            body_timeout_s=body_timeout,
         )
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    if config.upstream_api_key and split_upstream(config.upstream)[1] is not None:
+        raise click.UsageError(f"${UPSTREAM_KEY_ENV} and credentials in --upstream both set; "
+                               "the upstream gets one Authorization header: choose one")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto=IPPROTO_TCP: asyncio then sets TCP_NODELAY on accepted sockets (see loopback.py)
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -80,9 +116,12 @@ def main(ctx: click.Context, upstream: str | None, tenants_path: Path | None,
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     click.echo(f"LISTENING http://{shown}:{bound}", err=False)
     click.echo(f"admission proxy: {len(config.tenants.by_key_hash)} tenant(s), upstream "
-               f"{config.upstream}", err=True)
-    server = uvicorn.Server(uvicorn.Config(create_app(config), log_level="info",
-                                           proxy_headers=False, server_header=False))
+               f"{redacted(config.upstream)}", err=True)
+    limits = Limits(head_timeout_s=head_timeout, max_concurrency=max_connections)
+    log_lines()
+    server = uvicorn.Server(server_config(create_app(config), limits, log_level="info",
+                                          access_log=False, proxy_headers=False,
+                                          server_header=False))
     server.run(sockets=[sock])
 
 

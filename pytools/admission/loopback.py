@@ -16,6 +16,9 @@ from typing import Any
 
 import uvicorn
 
+from .limits import Limits
+from .serving import server_config
+
 LOOPBACK = "127.0.0.1"
 
 
@@ -31,11 +34,15 @@ def loopback_socket() -> socket.socket:
 
 
 @contextlib.contextmanager
-def serve_in_thread(app: Any, max_seconds: float = 600.0) -> Iterator[str]:
-    """Serve ``app`` on loopback; yield its base URL (``http://127.0.0.1:PORT``)."""
+def serve_in_thread(app: Any, max_seconds: float = 600.0,
+                    limits: Limits | None = None) -> Iterator[str]:
+    """Serve ``app`` on loopback; yield its base URL (``http://127.0.0.1:PORT``). With
+    ``limits``, the server is configured as ``pytools admission`` configures the proxy's."""
     sock = loopback_socket()
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    options: dict[str, Any] = {"log_level": "warning", "lifespan": "on", "access_log": False}
+    config = uvicorn.Config(app, **options) if limits is None else \
+        server_config(app, limits, **options)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

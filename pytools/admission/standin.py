@@ -1,5 +1,6 @@
 """A stand-in upstream for tests and the bench: it checks every forwarded body, then answers
-like a completions server (JSON, or server-sent events when ``"stream": true``).
+like a completions server (JSON, or server-sent events when ``"stream": true``);
+``GET /v1/models`` lists one model, ``standin``.
 
 Checks (``invariants``): the route is one the proxy forwards; the body is a JSON object whose
 ``cache_salt`` is present and passes vLLM's salt rules; the client's ``Authorization`` never
@@ -96,13 +97,27 @@ def create_standin(
             "echo": echo,
         })
 
-    return Starlette(routes=[Route(p, completions, methods=["POST"]) for p in SALTED_ROUTES])
+    async def models(request: Request) -> Response:
+        auth = request.headers.get("authorization")
+        expected = f"Bearer {upstream_api_key}" if upstream_api_key else None
+        if auth != expected:
+            return JSONResponse({"check": "authorization", "got": auth}, status_code=422)
+        if received is not None:
+            received.append({"path": request.url.path, "body": None})
+        return JSONResponse({"object": "list", "data": [
+            {"id": "standin", "object": "model", "created": 0, "owned_by": "pytools"}]})
+
+    routes = [Route(p, completions, methods=["POST"]) for p in SALTED_ROUTES]
+    routes.append(Route("/v1/models", models, methods=["GET"]))
+    return Starlette(routes=routes)
 
 
 async def sse(echo: dict[str, Any]) -> AsyncIterator[bytes]:
     """Three events and ``[DONE]``, with pauses, as a streaming server sends them."""
     for i in range(3):
-        event = {"choices": [{"index": 0, "text": f"t{i}"}], "echo": echo}
+        # ``text`` as completions stream it, ``delta`` as chat completions do
+        event = {"choices": [{"index": 0, "text": f"t{i}", "delta": {"content": f"t{i}"}}],
+                 "echo": echo}
         yield f"data: {json.dumps(event)}\n\n".encode()
         await asyncio.sleep(0.01)
     yield b"data: [DONE]\n\n"

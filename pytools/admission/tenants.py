@@ -11,7 +11,9 @@ up by its hash.
 The secret comes from ``$PYTOOLS_ADMISSION_SECRET`` or a file, hex in both (surrounding
 whitespace allowed); there is no default, and a secret that is not hex, shorter than 32 bytes or
 one repeated byte is refused. Raw bytes are not taken from a file: a binary file is far more
-often the wrong file (a key, an image) than a secret, and hex is what the README promises.
+often the wrong file (a key, an image) than a secret, and hex is what the README promises. A
+secret file that its group or others may read is refused, as ``certify --sign-key`` refuses a
+readable signing key: whoever reads the secret computes every tenant's salt.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,6 +160,12 @@ def read_secret_file(path: Path) -> bytes:
     """The bytes of a secret file, at most :data:`MAX_SECRET_FILE` of them."""
     try:
         with path.open("rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode  # the file opened, not a name re-read
+            if stat.S_ISREG(mode) and mode & 0o077:
+                raise ConfigError(
+                    f"{path}: permissions {stat.S_IMODE(mode):04o} let group or others read the "
+                    f"secret; run chmod 600 {path}"
+                )
             data = handle.read(MAX_SECRET_FILE + 1)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the secret: {exc.strerror or exc}") from None
