@@ -132,10 +132,11 @@ def review_statements_command(accept: bool, lean: str | None) -> None:
     """Compare (or, with --accept, record) the published theorems' statements."""
     # Imported here: the solver-backed results load only for this command. The published
     # theorems come from the results; the lean layer below does not know them.
-    from pytools.lean.audit import AuditError, reviewed
+    from pytools.lean.audit import reviewed
+    from pytools.lean.audit.records import AuditError
     from pytools.lean.modules import BuildError
     from pytools.lean.olean import OleanError
-    from pytools.lean.review import review_statements
+    from pytools.lean.statement_review import review_statements
     from pytools.results.registry import published_theorems
 
     root = project_root()

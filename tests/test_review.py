@@ -1,5 +1,5 @@
 """``pytools review-statements`` builds and audits the library the one way certify does
-(:func:`pytools.lean.library.build_and_audit`), so every rule runs, the ``kernel-option``
+(:func:`pytools.lean.build_audit.build_and_audit`), so every rule runs, the ``kernel-option``
 rule on the library's source and build files included (before, review-statements audited
 without the sources and that rule never ran there).
 
@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from fixtures.audit_env import core_lib, index_cache
 
 import pytools.cli
-from pytools.lean import library
+from pytools.lean import build_audit as library
 from pytools.lean.audit import reviewed
 from pytools.lean.build import BuildResult
 from pytools.lean.toolchain import Toolchain

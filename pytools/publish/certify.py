@@ -5,11 +5,11 @@ from the compiled ``.olean`` files (:mod:`pytools.lean.audit`), compute each pub
 result's figures from its input files (:mod:`pytools.results.registry`), and emit one canonical,
 schema-valid certificate per result plus ``certificates/MANIFEST.json``. Each certificate
 records where it comes from (:mod:`.provenance`: the library's git tree, the commit, every
-audited ``.olean`` part) and the audit checks that ran (:mod:`.policy`); the manifest carries
-each theorem's term hash and printed-text hash. With ``--sign-key`` an in-toto statement
-over the release is signed into ``certificates/MANIFEST.intoto.jsonl`` (:mod:`.attest`).
-Nothing is written when anything is wrong; every file is written atomically, the manifest
-and then its signature last.
+audited ``.olean`` part) and the audit checks that ran (:mod:`.certificate_policy`); the
+manifest carries each theorem's term hash and printed-text hash. With ``--sign-key`` an
+in-toto statement over the release is signed into ``certificates/MANIFEST.intoto.jsonl``
+(:mod:`.attest`). Nothing is written when anything is wrong; every file is written
+atomically, the manifest and then its signature last.
 
 ``--check`` derives the same files in memory and fails if a committed one is missing,
 stale or different (CI runs it).
@@ -29,11 +29,13 @@ from typing import Any
 import click
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from pytools.lean import audit as audit_mod
+from pytools.files import atomic_write_bytes
 from pytools.lean.audit import certificate as audit_certificate
+from pytools.lean.audit import native as audit_native
 from pytools.lean.audit import reviewed
+from pytools.lean.audit.records import AuditError, AuditReport, Declaration
 from pytools.lean.build import BUILD_DIR, BuildResult
-from pytools.lean.library import build_and_audit, build_summary, library_files
+from pytools.lean.build_audit import build_and_audit, build_summary, library_files
 from pytools.lean.modules import BuildError
 from pytools.lean.olean import OleanError
 from pytools.lean.toolchain import Toolchain, ToolchainError, find_toolchain
@@ -57,7 +59,7 @@ from .bundle import (
     with_summary,
     write_all,
 )
-from .canonical import atomic_write_bytes, canonical_bytes, sha256_bytes, with_body_hash
+from .canonical import canonical_bytes, sha256_bytes, with_body_hash
 from .compare import (
     commit_to_record,
     committed_toolchain,
@@ -83,15 +85,15 @@ def hashed_sources(root: Path) -> list[dict[str, str]]:
     return [{"path": p, "sha256": sha256_file(root / p)} for p in library_files(root)]
 
 
-def audit_summary(report_: audit_mod.AuditReport,
+def audit_summary(report_: AuditReport,
                   lean: dict[str, str] | None = None) -> dict[str, Any]:
     """The certificate's audit block (written by :mod:`pytools.lean.audit.certificate`)."""
     return audit_certificate.audit_block(report_, lean or {})
 
 
 def _theorem_entries(
-    spec: ResultSpec, by_name: dict[str, audit_mod.Declaration], problems: list[str],
-    report_: audit_mod.AuditReport,
+    spec: ResultSpec, by_name: dict[str, Declaration], problems: list[str],
+    report_: AuditReport,
 ) -> list[dict[str, Any]]:
     entries = []
     if not spec.theorems:
@@ -111,7 +113,7 @@ def _theorem_entries(
 def derive(
     root: Path,
     toolchain_identity: dict[str, str],
-    report_: audit_mod.AuditReport,
+    report_: AuditReport,
     results: tuple[ResultSpec, ...],
     *,
     source_commit: str | None | bool = True,
@@ -213,19 +215,19 @@ def _lean_env(toolchain: Toolchain, root: Path) -> dict[str, str]:
 
 
 def native_cross_check(
-    toolchain: Toolchain, root: Path, modules: list[str], report_: audit_mod.AuditReport,
+    toolchain: Toolchain, root: Path, modules: list[str], report_: AuditReport,
     results: tuple[ResultSpec, ...],
 ) -> list[str]:
     """Where a native Lean exists, `#print axioms` must agree with the .olean audit."""
     theorems = published_theorems(results)
     lean_cmd = [toolchain.lake, "env", "lean"] if toolchain.lake else list(toolchain.lean)
     env = _lean_env(toolchain, root)
-    native = audit_mod.native_axioms(lean_cmd, modules, theorems, cwd=root, env=env)
-    return audit_mod.compare_with_native(report_, native)
+    native = audit_native.native_axioms(lean_cmd, modules, theorems, cwd=root, env=env)
+    return audit_native.compare_with_native(report_, native)
 
 
 def audit_checks(
-    toolchain: Toolchain, root: Path, modules: list[str], report_: audit_mod.AuditReport,
+    toolchain: Toolchain, root: Path, modules: list[str], report_: AuditReport,
     results: tuple[ResultSpec, ...],
 ) -> tuple[list[str], dict[str, bool], dict[str, str]]:
     """The checks beside the .olean audit: the reviewed statements (always), and where a
@@ -234,7 +236,7 @@ def audit_checks(
     theorems = published_theorems(results)
     try:
         problems = reviewed.check(root, report_, theorems)
-    except audit_mod.AuditError as exc:
+    except AuditError as exc:
         problems = [f"{reviewed.REVIEWED_FILE}: cannot compare: {exc}"]
     ran = {"reviewed-statements": True}
     why: dict[str, str] = {}
@@ -242,13 +244,13 @@ def audit_checks(
         return problems, ran, why
     problems += native_cross_check(toolchain, root, modules, report_, results)
     ran["print-axioms"] = True
-    checker = audit_mod.find_leanchecker(toolchain.lean[0])
+    checker = audit_native.find_leanchecker(toolchain.lean[0])
     if checker is None:
         why["leanchecker"] = f"no leanchecker next to {toolchain.lean[0]} or on PATH"
         return problems, ran, why
     cmd = [toolchain.lake, "env", checker] if toolchain.lake else [checker]
     env = _lean_env(toolchain, root)
-    problems += audit_mod.run_leanchecker(cmd, modules, cwd=root, env=env)
+    problems += audit_native.run_leanchecker(cmd, modules, cwd=root, env=env)
     ran["leanchecker"] = True
     return problems, ran, why
 
@@ -371,7 +373,7 @@ def main(check: bool, lean: str | None, jobs: int | None, sign_key: Path | None)
     """Build, audit every declaration, and emit (or --check) the certificates."""
     try:
         outcome = run(project_root(), check, lean, jobs, sign_key, say=click.echo)
-    except (ToolchainError, BuildError, audit_mod.AuditError, OleanError, KeyFileError) as exc:
+    except (ToolchainError, BuildError, AuditError, OleanError, KeyFileError) as exc:
         raise click.ClickException(str(exc)) from exc
     if outcome.derived is not None:
         _print_table(outcome.derived, outcome.timings, check)

@@ -9,7 +9,7 @@ A file is **green** only if
 * for a certificate: a supported ``schema_version``, the certificate schema and its result's
   figures schema hold, ``body_sha256`` checks out, every theorem it names is published *for
   its result* with the same term hash and the same printed-text hash (recomputed here from the
-  text it shows), and its own audit fields meet the policy (:mod:`.policy`).
+  text it shows), and its own audit fields meet the policy (:mod:`.certificate_policy`).
 
 Anything else is **red**, with every reason found; a red verdict carries no "ok" code. Each
 reason is ``"<code>: <detail>"``; what each code does to a verdict is the one table of
@@ -31,6 +31,7 @@ from .anchor import Anchor, AnchorOptions, check_anchor
 from .anchor import normalise_pin as _normalise_pin
 from .attest import ENVELOPE_NAME
 from .canonical import BODY_HASH_KEY, body_hash, canonical_bytes, sha256_bytes
+from .certificate_policy import ALLOWED_AXIOMS, policy_problems
 from .codes import OK_CODES, code_of, is_red
 from .keys import KeyFileError, load_trusted_keys
 from .manifest import (
@@ -43,7 +44,6 @@ from .manifest import (
     manifest_problems,
     read_limited,
 )
-from .policy import ALLOWED_AXIOMS, policy_problems
 from .strictjson import MAX_BYTES, MAX_DEPTH, json_depth, parse_json
 from .validation import SchemaSet, package_schemas
 

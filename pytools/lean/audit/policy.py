@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pytools.lean.axioms import ALLOWED_AXIOM_NAMES
+
 
 @dataclass(frozen=True)
 class AxiomPin:
@@ -31,6 +33,9 @@ ALLOWED_AXIOMS: dict[str, AxiomPin] = {
     "Quot.sound": AxiomPin(
         "Init.Core", "eee6e82cc69f7a4a15bc7ebc4185d4930aeea15d4b642b9378793e88e17dc325"),
 }
+if sorted(ALLOWED_AXIOMS) != sorted(ALLOWED_AXIOM_NAMES):  # pragma: no cover - a wiring mistake
+    raise ImportError("pytools.lean.audit.policy: the pinned axioms differ from "
+                      "pytools.lean.axioms.ALLOWED_AXIOM_NAMES, the names verify checks")
 
 #: ``sorry`` elaborates to this axiom.
 SORRY_AXIOMS = frozenset({"sorryAx"})
