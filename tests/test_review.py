@@ -18,6 +18,8 @@ from click.testing import CliRunner
 from fixtures.audit_env import core_lib, index_cache
 
 import pytools.cli
+import pytools.lean.toolchain
+import pytools.publish.cli
 from pytools.lean import build_audit as library
 from pytools.lean.audit import reviewed
 from pytools.lean.build import BuildResult
@@ -54,8 +56,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         order=["Proofs", "Proofs.A"], up_to_date=["Proofs", "Proofs.A"]))
     monkeypatch.setattr(library, "audit_modules", fixture_audit)
     monkeypatch.setattr(registry, "published_theorems", lambda results=None: [])
-    monkeypatch.setattr(pytools.cli, "project_root", lambda: tmp_path)
-    monkeypatch.setattr(pytools.cli, "find_toolchain", lambda lean, root=None: chain)
+    monkeypatch.setattr(pytools.publish.cli, "project_root", lambda: tmp_path)
+    monkeypatch.setattr(pytools.lean.toolchain, "find_toolchain", lambda lean, root=None: chain)
     return seen
 
 

@@ -66,7 +66,7 @@ def signed(tmp_path: Path) -> dict[str, Any]:
 
 def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pytools.verify", *args],
+        [sys.executable, "-m", "pytools", "verify", *args],
         capture_output=True, text=True, cwd=ROOT, check=False,
     )
 

@@ -123,7 +123,3 @@ def bench_cmd(requests: int, upstream_python: str | None, validate: str, as_json
     click.echo(f"  proxied  median {r.proxied_median_ms:.2f} ms   p99 {r.proxied_p99_ms:.2f} ms")
     click.echo(f"  overhead median {r.overhead_median_ms:.2f} ms   p99 {r.overhead_p99_ms:.2f} ms"
                " (per-pair difference)")
-
-
-if __name__ == "__main__":
-    main()

@@ -18,7 +18,6 @@ stale or different (CI runs it).
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import click
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pytools.files import atomic_write_bytes
@@ -36,10 +34,8 @@ from pytools.lean.audit import reviewed
 from pytools.lean.audit.records import AuditError, AuditReport, Declaration
 from pytools.lean.build import BUILD_DIR, BuildResult
 from pytools.lean.build_audit import build_and_audit, build_summary, library_files
-from pytools.lean.modules import BuildError
-from pytools.lean.olean import OleanError
-from pytools.lean.toolchain import Toolchain, ToolchainError, find_toolchain
-from pytools.paths import project_root, sha256_file
+from pytools.lean.toolchain import Toolchain, find_toolchain
+from pytools.paths import sha256_file
 from pytools.results.registry import published_results, published_theorems
 from pytools.results.spec import Evidence, ResultSpec
 
@@ -67,14 +63,14 @@ from .compare import (
     compare_modulo_oleans,
     recorded_source,
 )
-from .keys import KeyFileError, load_signing_key
+from .keys import load_signing_key
 from .validation import SchemaSet, package_schemas
 
 RECEIPT = Path(".lake/build/pytools-receipt.json")
 
 __all__ = [
     "CERT_DIR", "ENVELOPE", "FIGURES_DIR", "MANIFEST", "README", "SCHEMA_VERSION",
-    "SUMMARY_END", "SUMMARY_START", "Derived", "assemble", "compare", "derive", "main", "run",
+    "SUMMARY_END", "SUMMARY_START", "Derived", "assemble", "compare", "derive", "run",
     "summary_block", "with_summary", "write_all",
 ]
 
@@ -337,48 +333,3 @@ def _write_receipt(root: Path, toolchain: Toolchain, built: BuildResult,
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     atomic_write_bytes(root / RECEIPT, canonical_bytes(receipt))
-
-
-# --------------------------------------------------------------------------- the CLI
-
-
-def _print_table(derived: Derived, timings: dict[str, float], check: bool) -> None:
-    click.echo(f"{'result':<24} {'theorems':>8}  {'axioms':<40} status")
-    for result_id, count, axioms, status in derived.rows:
-        click.echo(f"{result_id:<24} {count:>8}  {axioms:<40} {status}")
-    click.echo(
-        "timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())
-    )
-    for note in derived.notes:
-        click.echo(f"note: {note}")
-    for problem in derived.problems:
-        click.echo(f"FINDING: {problem}", err=True)
-    verb = "checked" if check else "written"
-    if derived.problems:
-        click.echo(f"certify FAILED: {len(derived.problems)} finding(s); nothing {verb}.",
-                   err=True)
-    else:
-        click.echo(f"certify ok: {len(derived.files)} files {verb}.")
-
-
-@click.command()
-@click.option("--check", is_flag=True,
-              help="Re-derive everything and fail if a committed file is stale or differs.")
-@click.option("--lean", default=None, help="A native `lean`, or `wasm` (see `pytools toolchain`).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None)
-@click.option("--sign-key", type=click.Path(path_type=Path), default=None,
-              help="Ed25519 private key (PEM, mode 0600, never in the repository): sign the "
-              f"release into {ENVELOPE}.")
-def main(check: bool, lean: str | None, jobs: int | None, sign_key: Path | None) -> None:
-    """Build, audit every declaration, and emit (or --check) the certificates."""
-    try:
-        outcome = run(project_root(), check, lean, jobs, sign_key, say=click.echo)
-    except (ToolchainError, BuildError, AuditError, OleanError, KeyFileError) as exc:
-        raise click.ClickException(str(exc)) from exc
-    if outcome.derived is not None:
-        _print_table(outcome.derived, outcome.timings, check)
-    sys.exit(0 if outcome.ok else 1)
-
-
-if __name__ == "__main__":
-    main()
