@@ -105,11 +105,13 @@ def missing_extra(name: str, exc: ModuleNotFoundError) -> click.ClickException |
         f"pip install -e '.[{entry.extra}]')")
 
 
-def _guarded(name: str, run: Callable[[], R]) -> R:
+def _guarded(name: Callable[[], str], run: Callable[[], R]) -> R:
+    """``run()``, a missing extra's import error turned into :func:`missing_extra`'s line
+    (``name``: the command, asked once the error happened)."""
     try:
         return run()
     except ModuleNotFoundError as exc:
-        error = missing_extra(name, exc)
+        error = missing_extra(name(), exc)
         if error is None:
             raise
         raise error from None
@@ -125,7 +127,7 @@ class PipelineGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         cmd_name = HIDDEN_ALIASES.get(cmd_name, cmd_name)
         entry = COMMANDS.get(cmd_name)
-        return None if entry is None else _guarded(cmd_name, entry.load)
+        return None if entry is None else _guarded(lambda: cmd_name, entry.load)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         name, command, rest = super().resolve_command(ctx, args)
@@ -134,7 +136,7 @@ class PipelineGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         run = super().invoke
-        return _guarded(ctx.meta.get(_CHOSEN, ""), lambda: run(ctx))
+        return _guarded(lambda: ctx.meta.get(_CHOSEN, ""), lambda: run(ctx))
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The listing from the table's summaries, as click would print the commands'
