@@ -40,13 +40,12 @@ HOME: dict[str, str] = {
 #: Modules that run as ``python -m``, each with why.
 RUN_AS_MAIN: dict[str, str] = {
     "pytools/__main__.py": "python -m pytools",
-    "pytools/certify.py": "python -m pytools.certify, CI's entry point (the card's)",
+    "pytools/certify.py": "-m pytools.certify, CI's entry point (the card's)",
     "pytools/admission/standin.py": "a stand-in upstream server the proxy's tests start, not a "
                                     "command of the pipeline",
     # TEMPORARY on this branch, each removed by a later commit or another branch:
     "pytools/traces.py": "helper struct-a removes it",
     "pytools/admission/__main__.py": "removed with the served leak run's command line",
-    "pytools/results/ceiling/cli.py": "removed with the ceiling's register closure",
 }
 
 #: Modules outside a ``cli.py`` that define a click command or group, each with why.
@@ -54,8 +53,6 @@ COMMANDS_ELSEWHERE: dict[str, str] = {
     "pytools/admission/standin.py": "the stand-in upstream server's own command line",
     "pytools/results/command.py": "result_group, the factory of the results' groups that "
                                   "their cli.py modules use",
-    # TEMPORARY on this branch: removed by the commit that ends the register closure
-    "pytools/results/ceiling/scale_cli.py": "the ceiling's scale commands",
 }
 
 #: Packages the ``certify`` extra brings (blocked to play an install without it).
@@ -121,7 +118,7 @@ def test_commands_are_defined_only_in_cli_modules() -> None:
     assert _defined_commands(PACKAGE / "cli.py") == ["cli"]
     closures = [p.relative_to(ROOT).as_posix() for p in PACKAGE.rglob("*.py")
                 if re.search(r"^def register\(", p.read_text(encoding="utf-8"), re.M)]
-    assert closures == [] or closures == ["pytools/results/ceiling/scale_cli.py"]
+    assert closures == []
 
 
 def test_command_check_catches_a_planted_inline_command(tmp_path: Path) -> None:

@@ -6,6 +6,6 @@ simulates LRU, FIFO and Belady one capacity at a time (the independent cross-che
 :mod:`.sweep` writes the tables and plots; :mod:`.output` writes outputs all or nothing;
 :mod:`.scale` goes past one machine (DuckDB, Dask, SHARDS sampling); :mod:`.synth` makes
 Mooncake-shaped test traces; :mod:`.lean_instance` generates the kernel-checked Lean instance;
-:mod:`.result` is the published result; :mod:`.cli` (with :mod:`.scale_cli` and
-:mod:`.progress`) the ``pytools ceiling`` command line.
+:mod:`.result` is the published result; :mod:`.cli` (with :mod:`.progress`) the
+``pytools ceiling`` command line.
 """
