@@ -21,7 +21,6 @@ OLD_FORM_ALLOWED: dict[str, str] = {
     "pytools/lean/audit/reviewed.py": "ABOUT: the committed wording of reviewed/statements.json",
     "pytools/certify.py": "the shim says what it keeps working",
     "pytools/traces.py": "the shim says what it keeps working",
-    "pytools/admission/__main__.py": "the shim says what it keeps working",
     "pytools/admission/standin.py": "a module run by path, not a command",
     "tests/test_cli.py": "this test",
 }

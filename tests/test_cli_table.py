@@ -45,7 +45,6 @@ RUN_AS_MAIN: dict[str, str] = {
                                     "command of the pipeline",
     # TEMPORARY on this branch, each removed by a later commit or another branch:
     "pytools/traces.py": "helper struct-a removes it",
-    "pytools/admission/__main__.py": "removed with the served leak run's command line",
 }
 
 #: Modules outside a ``cli.py`` that define a click command or group, each with why.

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from .policy import DEFAULT_MAX_BODY
+from .request_policy import DEFAULT_MAX_BODY
 from .tenants import SECRET_ENV, ConfigError, add_tenant, load_secret, load_tenants
 
 UPSTREAM_KEY_ENV = "PYTOOLS_ADMISSION_UPSTREAM_KEY"
