@@ -1,8 +1,9 @@
 """The offline verifier loads only what it needs: importing it, asking ``pytools verify
 --help`` and verifying the committed certificates load no module of the audit, the ``.olean``
 reader or the results, nor any package of the ``certify`` extra. Each probe runs in a fresh
-interpreter (this one has loaded everything), and the planted defect (a verifier that takes
-the axiom names from the audit again) shows the check catches it.
+interpreter (this one has loaded everything), the ``-m pytools verify`` command itself included,
+and the planted defect (a verifier that takes the axiom names from the audit again) shows the
+check catches it.
 """
 
 from __future__ import annotations
@@ -58,6 +59,17 @@ def loaded_by(code: str, path: Path = ROOT) -> list[str]:
     return json.loads(done.stdout.rsplit("\nMODULES ", 1)[1])
 
 
+def loaded_by_command(*args: str) -> list[str]:
+    """Every module ``python -m pytools ARGS`` imports, as ``-X importtime`` lists them (run
+    from the checkout, which is where ``-m`` finds ``pytools``)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "pytools", *args],
+                          capture_output=True, text=True, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return sorted({line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
+                   if line.startswith("import time:") and line.count("|") == 2}
+                  - {"imported package"})
+
+
 def _pin() -> str:
     return re.findall(r"Manifest SHA-256: `([0-9a-f]{64})`",
                       (ROOT / "README.md").read_text(encoding="utf-8"))[0]
@@ -70,6 +82,13 @@ def test_the_verifier_loads_nothing_forbidden(probe: str) -> None:
     assert forbidden_loaded(modules) == []
     assert "pytools.publish.verify" in modules  # the probe did reach the verifier
     print(f"{len([m for m in modules if m.split('.')[0] == 'pytools'])} project modules")
+
+
+def test_python_m_pytools_verify_loads_nothing_forbidden() -> None:
+    for args in (["verify", "--help"], ["verify", "--manifest-sha256", _pin()]):
+        modules = loaded_by_command(*args)
+        assert "pytools.publish.verify" in modules and "click" in modules, modules
+        assert forbidden_loaded(modules) == [], args
 
 
 def test_the_check_catches_a_verifier_that_imports_the_audit(tmp_path: Path) -> None:
