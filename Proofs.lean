@@ -46,7 +46,8 @@ The library's root: importing `Proofs` brings every published result.
   `Proofs.Kernel.Custody` — at most one valid capability per block and only its holder reads,
   in every reachable system state; `Proofs.Kernel.Check` — a passing table lists exactly the
   reachable states; `Proofs.Kernel.Table` — that table for one finite domain, checked against
-  an independent reference; `Proofs.Kernel.Workflows` — 29 named workflows on both.
+  an independent reference; `Proofs.Kernel.Workflows` — the named workflows on both (their count
+  is the certificate's `workflows` figure, not typed here).
 * `Proofs.Placement.Wall` — misses ≥ distinct blocks for every routing and policy; a pooled
   cache reaches the wall, per-instance caches cannot when blocks are shared;
   `Proofs.Placement.Farthest` — farthest-next-use with page sizes is a demand-fetch policy that

@@ -1,4 +1,4 @@
-"""Benchmark of ``pytools.traces curve`` (a script, not a test): speed and memory of the exact
+"""Benchmark of ``pytools.traces.curve`` (a script, not a test): speed and memory of the exact
 all-capacity LRU + OPT curve against a minimal OrderedDict LRU script and libCacheSim, in the
 same run, on the same trace.
 
@@ -44,9 +44,9 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from pytools.paths import sha256_file  # noqa: E402
-from pytools.results.ceiling.curve import CurveEngine, compute_curve  # noqa: E402
-from pytools.results.ceiling.synth import write_mooncake_like  # noqa: E402
-from pytools.results.ceiling.trace import read_stream  # noqa: E402
+from pytools.traces.curve import CurveEngine, compute_curve  # noqa: E402
+from pytools.traces.synth import write_mooncake_like  # noqa: E402
+from pytools.traces.trace import read_stream  # noqa: E402
 
 BUDGET_RATIO = 3.0
 AIM_RATIO = 2.0
@@ -99,7 +99,7 @@ _CHILD = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     t0 = time.perf_counter()
     import numpy as np
-    from pytools.results.ceiling.curve import compute_curve, stack_hits
+    from pytools.traces.curve import compute_curve, stack_hits
     stack_hits([np.array([1, 2, 1], dtype=np.int64)])  # load the compiled kernels
     t_ready = time.perf_counter() - t0
 

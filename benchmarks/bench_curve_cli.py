@@ -1,4 +1,4 @@
-"""Benchmark of ``pytools ceiling curve`` (``traces curve``) end to end, as a user runs it.
+"""Benchmark of ``pytools ceiling curve`` end to end, as a user runs it.
 
 A script, not a test: the command as a process (interpreter start, imports, parse, LRU and
 OPT at every capacity, the CSV of every capacity and both plots written) against a minimal
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pytools.paths import sha256_file  # noqa: E402
-from pytools.results.ceiling.synth import write_mooncake_like  # noqa: E402
+from pytools.traces.synth import write_mooncake_like  # noqa: E402
 
 AIM_RATIO = 2.0
 

@@ -23,8 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from timing import best  # noqa: E402
 
 from pytools.paths import mooncake_trace  # noqa: E402
-from pytools.results.ceiling.bypass import simulate_belady_bypass  # noqa: E402
-from pytools.results.ceiling.curve import stack_hits  # noqa: E402
 from pytools.results.placement.routing import (  # noqa: E402
     HOSTS,
     ROUTINGS,
@@ -36,6 +34,8 @@ from pytools.results.placement.routing import (  # noqa: E402
     sweep_steps,
     trace_requests,
 )
+from pytools.traces.bypass import simulate_belady_bypass  # noqa: E402
+from pytools.traces.curve import stack_hits  # noqa: E402
 
 #: The issue's budget for the whole sweep (seconds, one core).
 BUDGET_S = 60.0

@@ -21,7 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytools.results.leak.served_run import FULL, rates, run, served_python  # noqa: E402
+from pytools.results.leak.served_record import rates  # noqa: E402
+from pytools.results.leak.served_run import FULL, run, served_python  # noqa: E402
 
 
 def main() -> None:

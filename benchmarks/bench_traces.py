@@ -1,4 +1,4 @@
-"""Benchmark of the ceiling tools (pytools.results.ceiling) on the Mooncake trace (a script).
+"""Benchmark of the trace library (pytools.traces) on the Mooncake trace (a script).
 
 One capacity at a time, by the per-capacity simulators; `bench_curve.py` measures the curve.
 
@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from timing import best  # noqa: E402
 
 from pytools.paths import mooncake_trace, sha256_file  # noqa: E402
-from pytools.results.ceiling import policies  # noqa: E402
-from pytools.results.ceiling import trace as tracefile  # noqa: E402
+from pytools.traces import policies  # noqa: E402
+from pytools.traces import trace as tracefile  # noqa: E402
 
 #: The budget the issue sets for ceiling + LRU + Belady at one capacity (seconds, one core).
 BUDGET_S = 2.0

@@ -10,8 +10,10 @@ The pipeline, in order, one package a stage:
 * :mod:`pytools.publish` — certify → verify: canonical, hashed certificates and their manifest,
   the offline verifier, and the static page.
 
-Beside them, :mod:`pytools.admission` is the admission proxy that closes the tenant leak: it
-binds a keyed cache salt per tenant in front of a vLLM server (``pytools admission``).
+Below the results, :mod:`pytools.traces` is the trace library they read traces with (the
+reader, exact curves, policy simulators). Beside them, :mod:`pytools.admission` is the
+admission proxy that closes the tenant leak: it binds a keyed cache salt per tenant in front
+of a vLLM server (``pytools admission``).
 Below them all, :mod:`pytools.files` (the atomic write) and :mod:`pytools.paths` import nothing
 of the project; no package imports a later stage (``tests/test_layout.py``).
 

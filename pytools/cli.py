@@ -82,11 +82,6 @@ COMMANDS: dict[str, Entry] = {
                        "client salts.", "admission"),
 }
 
-#: Old command names still accepted, never listed: alias -> command.
-HIDDEN_ALIASES: dict[str, str] = {
-    "traces": "ceiling",  # the ceiling's command before it took its result's name
-}
-
 #: Where the group notes, per invocation, which command it resolved (``ctx.meta``).
 _CHOSEN = "pytools.cli.command"
 
@@ -125,13 +120,12 @@ class PipelineGroup(click.Group):
         return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        cmd_name = HIDDEN_ALIASES.get(cmd_name, cmd_name)
         entry = COMMANDS.get(cmd_name)
         return None if entry is None else _guarded(lambda: cmd_name, entry.load)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         name, command, rest = super().resolve_command(ctx, args)
-        ctx.meta[_CHOSEN] = HIDDEN_ALIASES.get(name or "", name)
+        ctx.meta[_CHOSEN] = name
         return name, command, rest
 
     def invoke(self, ctx: click.Context) -> Any:

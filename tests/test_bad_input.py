@@ -7,22 +7,15 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import click
 import pytest
 from click.testing import CliRunner, Result
 
 from pytools.cli import cli
 from pytools.files import atomic_write_text, make_dirs
-from pytools.results.ceiling.output import OutputError, write_outputs
+from pytools.traces.output import OutputError, write_outputs
 
 SECRET = "ab" * 32
 TRACE = b'{"hash_ids": [1, 2, 3]}\n{"hash_ids": [1, 2, 4]}\n{"hash_ids": [1, 5]}\n'
-
-
-def trace_group() -> str:
-    """The trace commands' name: ``ceiling`` after the rename, ``traces`` before it."""
-    with click.Context(cli) as ctx:
-        return "ceiling" if "ceiling" in cli.list_commands(ctx) else "traces"
 
 
 def run(*args: str) -> Result:
@@ -62,7 +55,7 @@ def _files(folder: Path) -> list[str]:
 def test_sampled_curve_into_a_read_only_folder(tmp_path: Path, read_only: Path) -> None:
     trace = tmp_path / "t.jsonl"
     trace.write_bytes(TRACE)
-    result = run(trace_group(), "sampled-curve", str(trace), "--rate", "0.5",
+    result = run("ceiling", "sampled-curve", str(trace), "--rate", "0.5",
                  "--out", str(read_only))
     one_error(result, str(read_only), "read-only")
     assert _files(read_only) == []
@@ -73,7 +66,7 @@ def test_write_outputs_wraps_a_failed_rename(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    import pytools.results.ceiling.output as output
+    import pytools.traces.output as output
 
     def refuse(src: object, dst: object) -> None:
         raise PermissionError(13, "Permission denied", str(dst))
@@ -87,7 +80,7 @@ def test_write_outputs_wraps_a_failed_rename(tmp_path: Path,
 def test_a_byte_order_mark_is_named_with_file_and_line(tmp_path: Path) -> None:
     trace = tmp_path / "bom.jsonl"
     trace.write_bytes(b"\xef\xbb\xbf" + TRACE)
-    result = run(trace_group(), "ceiling", str(trace))
+    result = run("ceiling", "count", str(trace))
     error = one_error(result, f"{trace}:1: starts with a UTF-8 byte-order mark")
     assert "utf-8-sig" not in error
 

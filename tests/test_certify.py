@@ -164,7 +164,7 @@ def test_planted_result_without_a_figures_schema_fails_clearly(project: Path) ->
                              (spec(rid="new-result"),))
     assert derived.problems[0] == (
         "new-result: no figures schema; add pytools/publish/schemas/figures/new-result.schema"
-        ".json describing its figures (one file, see README)")
+        ".json describing its figures (see docs/publish.md)")
 
 
 def test_planted_figure_outside_its_schema_fails(project: Path) -> None:

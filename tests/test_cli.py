@@ -1,6 +1,8 @@
 """One name per stage, one printed form: commands are ``pytools COMMAND``; the ceiling's
-command is ``ceiling`` (its result's name), ``traces`` stays accepted but hidden, and
-``python -m pytools.traces`` keeps working."""
+command is ``ceiling`` (its result's name), its subcommands ``count``, ``simulate``,
+``curve``, ``sweep``, ``lean-instance``, ... (``ceiling ceiling`` was renamed ``count``), and
+neither ``pytools traces`` nor ``python -m pytools.traces`` is a command any more
+(``pytools.traces`` is the trace library)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from pytools.cli import COMMANDS, HIDDEN_ALIASES, cli
+from pytools.cli import COMMANDS, cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,7 +22,6 @@ OLD_FORM_ALLOWED: dict[str, str] = {
     "reviewed/statements.json": "committed generated text (pytools.lean.audit.reviewed.ABOUT)",
     "pytools/lean/audit/reviewed.py": "ABOUT: the committed wording of reviewed/statements.json",
     "pytools/certify.py": "the shim says what it keeps working",
-    "pytools/traces.py": "the shim says what it keeps working",
     "pytools/admission/standin.py": "a module run by path, not a command",
     "tests/test_cli.py": "this test",
 }
@@ -67,21 +68,42 @@ def test_old_form_check_catches_a_planted_one() -> None:
     assert old_forms(_checked_text("README.md")) == []
 
 
-def test_ceiling_is_listed_and_traces_is_a_hidden_alias() -> None:
+def test_ceiling_is_listed_and_traces_is_no_command() -> None:
     assert "ceiling" in COMMANDS and "traces" not in COMMANDS
-    assert HIDDEN_ALIASES == {"traces": "ceiling"}
     runner = CliRunner()
     listing = runner.invoke(cli, ["--help"]).output
     assert re.search(r"^  ceiling\s", listing, re.M) and not re.search(r"^  traces\s", listing,
                                                                          re.M)
     ceiling = runner.invoke(cli, ["ceiling", "--help"])
+    assert ceiling.exit_code == 0
+    subcommands = set(re.findall(r"^  ([a-z-]+)\s", ceiling.output.split("Commands:", 1)[1],
+                                 re.M))
+    assert {"count", "simulate", "curve", "sweep", "lean-instance"} <= subcommands
+    assert "ceiling" not in subcommands  # the old stutter, `pytools ceiling ceiling FILE`
     traces = runner.invoke(cli, ["traces", "--help"])
-    assert ceiling.exit_code == traces.exit_code == 0
-    body = ceiling.output.split("\n", 1)[1]  # past the usage line, which names the alias
-    assert body == traces.output.split("\n", 1)[1] and "lean-instance" in body
+    assert traces.exit_code == 2 and "No such command 'traces'" in traces.output
 
 
-def test_python_m_pytools_traces_still_runs() -> None:
+def test_python_m_pytools_traces_is_no_command() -> None:
+    """``pytools.traces`` is the trace library (a package without ``__main__``), not a shim."""
     proc = subprocess.run([sys.executable, "-m", "pytools.traces", "--help"], cwd=ROOT,
                           capture_output=True, text=True, check=False)
-    assert proc.returncode == 0 and "lean-instance" in proc.stdout
+    assert proc.returncode != 0 and "cannot be directly executed" in proc.stderr
+
+
+#: The ceiling command's spellings before issue 38: the hidden alias ``pytools traces ...`` and
+#: the stutter ``pytools ceiling ceiling FILE`` (now ``pytools ceiling count FILE``).
+_OLD_SPELLING = re.compile(r"pytools (?:traces|ceiling ceiling)\b")
+
+
+def test_the_ceiling_command_is_printed_one_way() -> None:
+    found = {f: _OLD_SPELLING.findall(_checked_text(f))
+             for f in _tracked_text_files() if f != "tests/test_cli.py"}
+    assert {f: forms for f, forms in found.items() if forms} == {}
+
+
+def test_old_spelling_check_catches_a_planted_one() -> None:
+    assert _OLD_SPELLING.findall("run `pytools ceiling ceiling trace.jsonl`") == [
+        "pytools ceiling ceiling"]
+    assert _OLD_SPELLING.findall("or `pytools traces curve FILE --out DIR`") == ["pytools traces"]
+    assert _OLD_SPELLING.findall("`pytools ceiling count FILE`, pytools.traces.curve") == []

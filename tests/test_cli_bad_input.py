@@ -57,13 +57,8 @@ class Spec:
     params: dict[str, tuple[str, str]]
 
 
-def _trace_group() -> str:
-    with click.Context(cli) as ctx:
-        return "ceiling" if "ceiling" in cli.list_commands(ctx) else "traces"
-
-
 def _specs() -> dict[str, Spec]:
-    t = _trace_group()
+    t = "ceiling"
     trace = {"file": (IN_FILE, "trace")}
     return {
         "admission add-tenant": Spec(("admission", "add-tenant", "--tenants", "{tenants_path}",
@@ -90,7 +85,7 @@ def _specs() -> dict[str, Spec]:
                       "{manifest_path}", "--key", "{keys}"),
                      {"root": (IN_DIR, "release"), "out": (OUT_DIR, "new"),
                       "manifest_path": (IN_FILE, "manifest"), "keys": (IN_FILE, "pubkey")}),
-        f"{t} ceiling": Spec((t, "ceiling", "{file}"), trace),
+        f"{t} count": Spec((t, "count", "{file}"), trace),
         f"{t} simulate": Spec((t, "simulate", "{file}", "--capacity", "2"), trace),
         f"{t} curve": Spec((t, "curve", "{file}", "--out", "{out_dir}"),
                            {**trace, "out_dir": (OUT_DIR, "new")}),

@@ -43,8 +43,6 @@ RUN_AS_MAIN: dict[str, str] = {
     "pytools/certify.py": "-m pytools.certify, CI's entry point (the card's)",
     "pytools/admission/standin.py": "a stand-in upstream server the proxy's tests start, not a "
                                     "command of the pipeline",
-    # TEMPORARY on this branch, each removed by a later commit or another branch:
-    "pytools/traces.py": "helper struct-a removes it",
 }
 
 #: Modules outside a ``cli.py`` that define a click command or group, each with why.

@@ -113,20 +113,22 @@ def test_cycle_checker_catches_a_planted_cycle(tmp_path: Path) -> None:
 
 
 #: The layers of ``pytools``: each package and the project packages it may import. Lowest
-#: first: ``files``/``paths`` < ``lean`` < ``results`` < ``publish``; ``admission`` stands
-#: beside ``results`` and below it (``results.leak`` measures the proxy's own salt and policy),
-#: importing only the lowest layer.
+#: first: ``files``/``paths`` < ``lean``, ``traces`` < ``results`` < ``publish``; ``traces``
+#: (the trace library every result reads traces with) imports only the lowest layer;
+#: ``admission`` stands beside ``results`` and below it (``results.leak`` measures the proxy's
+#: own salt and policy), importing only the lowest layer.
 LAYERS: dict[str, frozenset[str]] = {
     "files": frozenset(),
     "paths": frozenset(),
     "lean": frozenset({"files", "paths"}),
+    "traces": frozenset({"files", "paths"}),
     "admission": frozenset({"files", "paths"}),
-    "results": frozenset({"files", "paths", "lean", "admission"}),
-    "publish": frozenset({"files", "paths", "lean", "admission", "results"}),
+    "results": frozenset({"files", "paths", "lean", "traces", "admission"}),
+    "publish": frozenset({"files", "paths", "lean", "traces", "admission", "results"}),
 }
 
 #: The top: the command line's table and the ``python -m`` entry points may import any layer.
-TOP_MODULES = frozenset({"__main__", "cli", "certify", "traces"})
+TOP_MODULES = frozenset({"__main__", "cli", "certify"})
 
 #: Back-arrows that exist today in files other parts of issue 23 rewrite, as
 #: (file, imported package) -> why. Each entry is checked to still be needed: delete it when
@@ -242,6 +244,74 @@ def test_layer_rule_reports_an_exception_no_longer_needed(tmp_path: Path) -> Non
                 ("pytools/lean/mod.py", "results"): "planted"}
     assert layer_problems(pkg, excepted) == [
         "pytools/lean/mod.py: no longer imports results, delete its LAYER_EXCEPTIONS entry"]
+
+
+def room_problems(root: Path = PACKAGE, rooms: frozenset[str] | None = None) -> list[str]:
+    """Every import from one result's room into another's (function-level ones too): code two
+    results share (trace reading, curves, simulators) lives in a lower layer
+    (``pytools.traces``), never in one result's room. The rooms are ``results``' subpackages
+    and modules named in ``rooms`` (default: one per ``Proofs/`` folder, as
+    :func:`test_results_have_a_room_each` requires)."""
+    results = root / "results"
+    if rooms is None:
+        rooms = frozenset(p.name.lower() for p in (root.parent / "Proofs").iterdir()
+                          if p.is_dir())
+    rooms = rooms | {p.parent.name for p in results.glob("*/__init__.py")}
+    problems = []
+    for path in sorted(results.rglob("*.py")):
+        parts = module_name(path, root).split(".")
+        if len(parts) < 3 or parts[2] not in rooms:
+            continue  # results' shared modules (spec, registry, ...) may import every room
+        crossed: set[str] = set()  # one problem per file and room imported
+        for target in sorted(imports_of(path, root)):
+            other = target.split(".")
+            if other[:2] == [root.name, "results"] and len(other) > 2 and \
+                    other[2] in rooms and other[2] != parts[2] and other[2] not in crossed:
+                crossed.add(other[2])
+                problems.append(f"{path.relative_to(root.parent).as_posix()} imports {target} "
+                                f"(room {parts[2]} imports room {other[2]})")
+    return problems
+
+
+def test_no_result_room_imports_another() -> None:
+    problems = room_problems()
+    assert problems == [], "imports across result rooms:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("form", [
+    "from pytools.results.ceiling.trace import read_trace\n",
+    "def planted():\n    from ..ceiling import trace\n",  # relative, hidden in a function
+    "import pytools.results.ceiling.curve\n",
+])
+def test_room_rule_catches_a_planted_cross_room_import(tmp_path: Path, form: str) -> None:
+    """Planted defect: the placement room takes trace code from the ceiling's room (the
+    layout before ``pytools.traces``), in three spellings; the shared registry may."""
+    pkg = _tiny_tree(tmp_path, {})
+    for room in ("ceiling", "placement"):
+        (pkg / "results" / room).mkdir()
+        (pkg / "results" / room / "__init__.py").write_text("")
+    (pkg / "results" / "ceiling" / "trace.py").write_text("")
+    (pkg / "results" / "ceiling" / "curve.py").write_text("")
+    (pkg / "results" / "registry.py").write_text("from .ceiling import trace\n")
+    (pkg / "results" / "placement" / "routing.py").write_text("from pytools.traces import x\n")
+    rooms = frozenset({"isolation"})
+    assert room_problems(pkg, rooms) == []
+    (pkg / "results" / "placement" / "routing.py").write_text(form)
+    problems = room_problems(pkg, rooms)
+    assert len(problems) == 1
+    assert problems[0].startswith("pytools/results/placement/routing.py imports "
+                                  "pytools.results.ceiling"), problems
+    assert problems[0].endswith("(room placement imports room ceiling)")
+
+
+def test_traces_imports_nothing_of_results_or_publish() -> None:
+    """The trace library sits below the results: nothing in it imports a result, the publisher
+    or the Lean layer (the layer rule says so; this names the case)."""
+    found = {module_name(p): sorted(t for t in imports_of(p)
+                                    if layer_of(t) in {"results", "publish", "lean"})
+             for p in (PACKAGE / "traces").rglob("*.py")}
+    assert {m: t for m, t in found.items() if t} == {}
+    assert LAYERS["traces"] == frozenset({"files", "paths"})
 
 
 def test_results_spec_imports_nothing_of_the_project() -> None:

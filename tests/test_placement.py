@@ -10,7 +10,6 @@ import pytest
 from click.testing import CliRunner
 
 from pytools.paths import mooncake_trace, sha256_file
-from pytools.results.ceiling.trace import TRACE_INPUT_PATH
 from pytools.results.cli import regenerate
 from pytools.results.placement.cli import main
 from pytools.results.placement.instance import (
@@ -37,8 +36,9 @@ from pytools.results.placement.solver import (
     solve_pooled,
 )
 from pytools.results.placement.sweep import SWEEP_PARAMS, sweep, write_sweep
-from pytools.results.placement.windows import WINDOWS_PATH
+from pytools.results.placement.windows_record import WINDOWS_PATH
 from pytools.results.spec import Evidence
+from pytools.traces.trace import TRACE_INPUT_PATH
 
 
 @pytest.fixture(scope="module")

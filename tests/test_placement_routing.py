@@ -28,9 +28,6 @@ from jsonschema import Draft202012Validator
 
 from pytools.paths import sha256_file
 from pytools.publish.validation import load_schema
-from pytools.results.ceiling.policies import simulate_lru
-from pytools.results.ceiling.progress import delayed_bar
-from pytools.results.ceiling.trace import TRACE_INPUT_PATH
 from pytools.results.placement.cli import main
 from pytools.results.placement.instance import PlacementError
 from pytools.results.placement.result import check_figures
@@ -58,6 +55,9 @@ from pytools.results.placement.routing_report import (
     write_routing_artifacts,
 )
 from pytools.results.spec import InputFile
+from pytools.traces.policies import simulate_lru
+from pytools.traces.progress import delayed_bar
+from pytools.traces.trace import TRACE_INPUT_PATH
 
 # ----------------------------------------------------------------------------- references
 

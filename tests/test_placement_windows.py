@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 
 from pytools.cli import cli
 from pytools.paths import mooncake_trace
-from pytools.results.ceiling.bypass import simulate_belady_bypass
 from pytools.results.placement.instance import PlacementError
 from pytools.results.placement.paging import (
     OPTIMAL,
@@ -37,15 +36,18 @@ from pytools.results.placement.paging import (
 )
 from pytools.results.placement.solver import solve_placement
 from pytools.results.placement.windows import (
-    WINDOWS_PATH,
     Ladder,
-    TraceRequests,
-    check_record,
     ladder_windows,
-    load_record,
     run_ladder,
     write_record,
 )
+from pytools.results.placement.windows_record import (
+    WINDOWS_PATH,
+    TraceRequests,
+    check_record,
+    load_record,
+)
+from pytools.traces.bypass import simulate_belady_bypass
 
 TINY_TRACE = (b'{"hash_ids": [1, 2, 3]}\n{"hash_ids": [1, 2, 4]}\n{"hash_ids": [1, 5, 3]}\n'
               b'{"hash_ids": [2, 4, 1, 6]}\n{"hash_ids": [3, 5, 6, 2]}\n')
@@ -123,7 +125,7 @@ def test_replay_catches_a_schedule_over_capacity() -> None:
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, TraceRequests, dict[str, Any]]:
     """A record of the tiny trace, solved once for every planted defect."""
-    from pytools.results.placement.windows import read_requests
+    from pytools.results.placement.windows_record import read_requests
 
     path = tmp_path_factory.mktemp("tiny") / "trace.jsonl"
     path.write_bytes(TINY_TRACE)
@@ -231,7 +233,7 @@ def test_cli_writes_a_record_that_checks(tmp_path: Path) -> None:
                                       str(out), "--first-lines", "2", "--time-limit", "5"])
     assert result.exit_code == 0, result.output
     assert "OPTIMAL" in result.output
-    from pytools.results.placement.windows import read_requests
+    from pytools.results.placement.windows_record import read_requests
 
     check_record(load_record(out)[0], read_requests(trace))
 
@@ -273,7 +275,7 @@ def test_quick_solve_of_a_small_real_window(real_trace: Path) -> None:
 def committed(real_trace: Path) -> dict[str, Any]:
     """The figures of the committed record, re-checked against the shared trace."""
     from pytools.paths import project_root
-    from pytools.results.placement.windows import windows_evidence
+    from pytools.results.placement.windows_record import windows_evidence
 
     root = project_root()
     if not (root / WINDOWS_PATH).is_file():
@@ -322,7 +324,7 @@ def test_a_ladder_that_proves_nothing_is_refused(tmp_path: Path) -> None:
 def test_evidence_names_an_absent_record_or_trace(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """certify's path: no trace, or no record, is a clear error naming the file."""
-    from pytools.results.placement.windows import windows_evidence
+    from pytools.results.placement.windows_record import windows_evidence
 
     shared = tmp_path / "shared"
     monkeypatch.setenv("PYTOOLS_SHARED", str(shared))

@@ -1,4 +1,4 @@
-"""Exactness of ``pytools.traces curve``: LRU and OPT hits at every capacity against an
+"""Exactness of ``pytools.traces.curve``: LRU and OPT hits at every capacity against an
 independent recount, on traces the code was not tuned on (random, adversarial, synthetic),
 and planted wrong implementations that the same check must reject."""
 
@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_traces import best_possible
 
-from pytools.results.ceiling.curve import CurveEngine, compute_curve, stack_hits
-from pytools.results.ceiling.synth import mooncake_like, write_mooncake_like
-from pytools.results.ceiling.trace import Window
+from pytools.traces.curve import CurveEngine, compute_curve, stack_hits
+from pytools.traces.synth import mooncake_like, write_mooncake_like
+from pytools.traces.trace import Window
 
 Curves = tuple[list[int], list[int]]
 
@@ -224,7 +224,7 @@ def test_engine_over_many_chunks_equals_one_pass(tmp_path: Path) -> None:
     lru, opt = engine.finish()
     assert np.array_equal(lru, curve.lru_hits) and np.array_equal(opt, curve.opt_hits)
     # spot checks against the per-capacity simulators of policies.py at a few capacities
-    from pytools.results.ceiling.policies import simulate_belady, simulate_lru
+    from pytools.traces.policies import simulate_belady, simulate_lru
 
     as_list = stream.tolist()
     for k in (0, 1, 3, 50, 700, 5000):
@@ -232,8 +232,8 @@ def test_engine_over_many_chunks_equals_one_pass(tmp_path: Path) -> None:
 
 
 def test_shared_trace_curve_against_the_per_capacity_simulators(trace_path: Path) -> None:
-    from pytools.results.ceiling.policies import simulate_belady, simulate_lru
-    from pytools.results.ceiling.trace import load_trace
+    from pytools.traces.policies import simulate_belady, simulate_lru
+    from pytools.traces.trace import load_trace
 
     summary, curve = compute_curve(trace_path)
     stream = list(load_trace(trace_path).stream)
@@ -273,7 +273,7 @@ def test_the_compiled_chain_equals_the_chain_by_levels(seed: int) -> None:
     ``(carry, p]`` and rising, against the level-by-level chain on states with such blocks
     planted (and blocks nearly so: one value out of order, or one past ``p``); the block
     bounds stay bounds of what the blocks hold."""
-    from pytools.results.ceiling import curve as curve_module
+    from pytools.traces import curve as curve_module
 
     rng = random.Random(seed)
     levels = 32 * rng.randint(1, 40) + rng.choice([0, 0, 1, 17, 31])

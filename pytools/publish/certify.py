@@ -138,7 +138,7 @@ def derive(
         if schemas.figures_schema(spec.id) is None:
             out.problems.append(
                 f"{spec.id}: no figures schema; add pytools/publish/schemas/figures/"
-                f"{spec.id}.schema.json describing its figures (one file, see README)"
+                f"{spec.id}.schema.json describing its figures (see docs/publish.md)"
             )
             continue
         theorems = _theorem_entries(spec, by_name, out.problems, report_)

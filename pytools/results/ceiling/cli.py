@@ -18,11 +18,10 @@ from typing import BinaryIO
 import click
 
 from pytools.paths import project_root
-
-from .output import OutputError, write_outputs
-from .policies import POLICIES, simulate
-from .progress import progress_bar
-from .trace import (
+from pytools.traces.output import OutputError, write_outputs
+from pytools.traces.policies import POLICIES, simulate
+from pytools.traces.progress import progress_bar
+from pytools.traces.trace import (
     TraceError,
     Window,
     count_distinct,
@@ -82,13 +81,13 @@ def main() -> None:
 # ----------------------------------------------------------------------------- commands
 
 
-@main.command("ceiling")
+@main.command("count")
 @file_argument
 @window_option
 @quiet_option
-def ceiling_cmd(file: Path, window: Window | None, quiet: bool) -> None:
+def count_cmd(file: Path, window: Window | None, quiet: bool) -> None:
     """Counts and the hit-rate ceiling (references - distinct) / references of FILE."""
-    from .trace import ceiling_counts
+    from pytools.traces.trace import ceiling_counts
 
     with _errors(), progress_bar(file, quiet) as progress:
         c = ceiling_counts(file, window, progress)
@@ -142,8 +141,11 @@ def sweep_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> 
     from .plot_worker import plot_worker
 
     with _errors(), plot_worker() as plotter, progress_bar(file, quiet) as progress:
-        from .curve import compute_curve  # after the fork: the plot worker needs no numba
-        from .output import check_folder, write_outputs
+        from pytools.traces.curve import (
+            compute_curve,  # after the fork: the plot worker needs no numba
+        )
+        from pytools.traces.output import check_folder, write_outputs
+
         from .sweep import sweep_outputs
 
         check_folder(out_dir)
@@ -167,8 +169,11 @@ def curve_cmd(file: Path, out_dir: Path, window: Window | None, quiet: bool) -> 
     from .plot_worker import plot_worker
 
     with _errors(), plot_worker() as plotter, progress_bar(file, quiet) as progress:
-        from .curve import compute_curve  # after the fork: the plot worker needs no numba
-        from .output import check_folder, write_outputs
+        from pytools.traces.curve import (
+            compute_curve,  # after the fork: the plot worker needs no numba
+        )
+        from pytools.traces.output import check_folder, write_outputs
+
         from .sweep import counts_from, curve_outputs
 
         check_folder(out_dir)
@@ -255,10 +260,10 @@ def sampled_curve_cmd(file: Path, rate: float, out_dir: Path, exact: bool,
                       window_spec: str | None, quiet: bool) -> None:
     """SHARDS: LRU and OPT hit rates at every capacity estimated from a spatial sample
     (block-hash below R); for traces too large to simulate exactly."""
-    from .curve import compute_curve
-    from .output import check_folder
+    from pytools.traces.curve import compute_curve
+    from pytools.traces.output import check_folder
+
     from .plot import Source, plot_capacities
-    from .progress import progress_bar
     from .scale import sample_error, sampled_curve
 
     try:

@@ -1,7 +1,7 @@
 """The generated Lean modules of the Mooncake trace, whose counts the Lean kernel computes.
 
 * ``Proofs/Ceiling/Mooncake.lean``: the window of the public claim (lines
-  :data:`CLAIM_WINDOW` of the trace file), its block stream packed into small ``Nat``
+  :data:`CLAIM_LINES` of the trace file), its block stream packed into small ``Nat``
   literals, and theorems whose counts (references, distinct blocks, hence the ceiling) the
   kernel computes with ``decide +kernel`` through ``KVCache.Ceiling.Packed.count``, a
   function proved to compute ``(length, distinct)`` (``Proofs/Ceiling/Count.lean``).
@@ -34,11 +34,10 @@ from fractions import Fraction
 from pathlib import Path
 
 from pytools.results.generated import render_template
-
-from .trace import TraceError, percent_str, scan_trace
+from pytools.traces.trace import CLAIM_WINDOW, TraceError, TraceRead, percent_str
 
 #: Lines (1-based, inclusive) of the trace file behind the public "19.645 %" claim.
-CLAIM_WINDOW: tuple[int, int] = (1201, 2000)
+CLAIM_LINES: tuple[int, int] = (CLAIM_WINDOW.start, CLAIM_WINDOW.end)
 
 #: Bits of one generated line: 88 hexadecimal digits, so a line stays within 100 columns.
 LINE_BITS = 352
@@ -171,32 +170,6 @@ def _lean_pages(pages: Sequence[Sequence[int]]) -> str:
 
 
 @dataclass(frozen=True)
-class TraceRead:
-    """A trace file read once: its name, the SHA-256 of its bytes and every request's
-    ``hash_ids`` in file order."""
-
-    name: str
-    sha256: str
-    requests: list[list[int]]
-
-    def window(self, first: int, last: int) -> list[list[int]]:
-        """The requests of lines ``first..last`` (1-based, inclusive)."""
-        if not 1 <= first <= last:
-            raise TraceError(f"bad window {first}..{last}: need 1 <= first <= last")
-        if last > len(self.requests):
-            raise TraceError(f"{self.name}: window {first}..{last} needs {last} lines, "
-                             f"the file has {len(self.requests)}")
-        return self.requests[first - 1:last]
-
-
-def read_trace(path: Path) -> TraceRead:
-    """Read, validate and hash the trace at ``path`` in one pass."""
-    requests: list[list[int]] = []
-    summary = scan_trace(Path(path), per_request=lambda _lineno, ids: requests.append(ids))
-    return TraceRead(Path(path).name, summary.sha256, requests)
-
-
-@dataclass(frozen=True)
 class StreamCounts:
     """A stream's counts and its demand-fetch ceiling."""
 
@@ -233,9 +206,10 @@ def window_module(reqs: Sequence[Sequence[int]], name: str, sha256: str,
 
 
 def lean_instance(trace: TraceRead, window: tuple[int, int] | None = None) -> str:
-    """The text of ``Proofs/Ceiling/Mooncake.lean`` for a trace read by :func:`read_trace`
-    and the lines ``window`` (default :data:`CLAIM_WINDOW`)."""
-    first, last = window or CLAIM_WINDOW
+    """The text of ``Proofs/Ceiling/Mooncake.lean`` for a trace read by
+    :func:`pytools.traces.trace.read_trace` and the lines ``window`` (default
+    :data:`CLAIM_LINES`)."""
+    first, last = window or CLAIM_LINES
     return window_module(trace.window(first, last), trace.name, trace.sha256, first, last)
 
 
@@ -371,7 +345,7 @@ def trace_module(trace: TraceRead, window: tuple[int, int] | None = None) -> str
     """The text of ``Proofs/Ceiling/MooncakeTrace.lean``: the whole trace as three run-packed
     parts (the lines before the window, the window, the lines after it) whose counts the
     kernel computes with the run pass (deterministic)."""
-    first, last = window or CLAIM_WINDOW
+    first, last = window or CLAIM_LINES
     if first < 2:
         raise TraceError(f"window {first}..{last} has no lines before it")
     parts = [trace.window(1, first - 1), trace.window(first, last)]

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .trace import CeilingCounts, Window
+from pytools.traces.trace import CeilingCounts, Window
 
 if TYPE_CHECKING:
-    from .curve import Curve
+    from pytools.traces.curve import Curve
 
 #: Log-spaced capacities a sampled (estimated) curve is evaluated at by default; exact curves
 #: are drawn at the points :func:`visible_points` keeps instead.

@@ -14,23 +14,32 @@ from pathlib import Path
 from pytools.paths import mooncake_trace, sha256_file
 from pytools.results.generated import Generated, regenerate_command
 from pytools.results.spec import Evidence, InputFile, ResultSpec, svg_and_csv
+from pytools.traces.curve import Curve
+from pytools.traces.output import write_outputs
+from pytools.traces.trace import (
+    CLAIM_WINDOW,
+    TRACE_INPUT_PATH,
+    CeilingCounts,
+    ScanSummary,
+    TraceError,
+    TraceRead,
+    Window,
+    percent_str,
+    read_trace,
+)
 
-from .bypass import BYPASS_THEOREMS, bypass_figures, bypass_rows
-from .curve import Curve
+from .bypass_table import BYPASS_THEOREMS, bypass_figures, bypass_rows
 from .lean_instance import (
+    CLAIM_LINES,
     TRACE_MODULE,
     WINDOW_MODULE,
     StreamCounts,
-    TraceRead,
     counts_of_requests,
     lean_instance,
-    read_trace,
     stated_constants,
     trace_module,
 )
-from .output import write_outputs
 from .sweep import SweepRow, analysed, counts_from, sweep_capacities, sweep_outputs, sweep_rows
-from .trace import TRACE_INPUT_PATH, CeilingCounts, ScanSummary, TraceError, Window, percent_str
 
 #: Id of the published result whose evidence :func:`evidence` computes.
 RESULT_ID = "demand-fetch-ceiling"
@@ -138,19 +147,13 @@ RESULT_LIMITS: tuple[str, ...] = (
 #: Capacities whose LRU/Belady hits the evidence states (plus the number of distinct blocks).
 EVIDENCE_CAPACITIES: tuple[int, ...] = (1024, 16384, 65536)
 
-#: The window of the trace the public "19.645 %" claim is about (lines, 1-based inclusive).
-CLAIM_WINDOW = Window(1201, 2000)
-
-#: The same window as the lines of the generated module.
-CLAIM_LINES = (CLAIM_WINDOW.start, CLAIM_WINDOW.end)
-
 #: Capacities stated for the window: the one the claim cites for LRU (about 5.5 %), plus the
 #: window's number of distinct blocks.
 CLAIM_WINDOW_CAPACITIES: tuple[int, ...] = (1693,)
 
 #: How the LRU and Belady (OPT) figures are computed, stated in the certificate.
 CURVE_METHOD = (
-    "exact stack distances in one pass (pytools.results.ceiling.curve): LRU by a Fenwick tree "
+    "exact stack distances in one pass (pytools.traces.curve): LRU by a Fenwick tree "
     "over reference times, OPT (Belady/MIN) by the track-assignment stack algorithm; hits at "
     "every capacity 1..distinct, read off at the stated capacities"
 )

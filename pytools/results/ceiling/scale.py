@@ -26,8 +26,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .curve import Curve, CurveEngine
-from .trace import CeilingCounts, Progress, TraceError, Window, require_references, scan_trace
+from pytools.traces.curve import Curve, CurveEngine
+from pytools.traces.trace import (
+    CeilingCounts,
+    Progress,
+    TraceError,
+    Window,
+    require_references,
+    scan_trace,
+)
 
 #: Shard file names the folder readers take.
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")

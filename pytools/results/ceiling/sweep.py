@@ -17,10 +17,18 @@ from typing import BinaryIO, Protocol
 import numpy as np
 from numba import njit
 
-from .curve import Curve, compute_curve
-from .output import Writer, write_outputs
+from pytools.traces.curve import Curve, compute_curve
+from pytools.traces.output import Writer, write_outputs
+from pytools.traces.trace import (
+    CeilingCounts,
+    Progress,
+    ScanSummary,
+    TraceError,
+    Window,
+    percent_str,
+)
+
 from .plot import PLOT_FORMATS, PlotData, Source, plot_data, render_plots
-from .trace import CeilingCounts, Progress, ScanSummary, TraceError, Window, percent_str
 
 #: Capacities (in blocks) of the sweep table; the number of distinct blocks is added to them.
 SWEEP_CAPACITIES: tuple[int, ...] = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 131072)

@@ -39,11 +39,11 @@ from .evidence import (
     recheck,
     write_evidence,
 )
-from .probe_engines import ENGINES as PROBE_ENGINES
 from .probe_engines import build_evidence as build_probe_evidence
-from .probe_engines import evidence_path as probe_evidence_path
-from .probe_engines import recheck as probe_recheck
 from .probe_engines import write_evidence as write_probe_evidence
+from .probe_record import ENGINES as PROBE_ENGINES
+from .probe_record import evidence_path as probe_evidence_path
+from .probe_record import recheck as probe_recheck
 
 ENGINES_PYTHON_ENV = "PYTOOLS_ENGINES_PYTHON"
 #: LMCache lives in a venv of its own (its pins are not vLLM's): ``python3 -m venv
@@ -212,16 +212,8 @@ def serve_cmd(root: Path, out: Path | None, python: str | None, quick: bool,
     attacker, prime and probe, and the throughput comparison over HTTP; stop everything it
     started (also on failure, Ctrl-C or SIGTERM); write the raw record."""
     from .served import ServeError, sigterm_unwinds
-    from .served_run import (
-        FULL,
-        QUICK,
-        evidence_path,
-        recheck,
-        run,
-        served_python,
-        summarise,
-        write_record,
-    )
+    from .served_record import evidence_path, recheck, summarise
+    from .served_run import FULL, QUICK, run, served_python, write_record
 
     path = out or evidence_path(root)
     interpreter = served_python(root, python)

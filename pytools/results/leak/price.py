@@ -42,8 +42,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from pytools.results.ceiling.lean_instance import TraceRead, read_trace
-from pytools.results.ceiling.trace import TraceError, percent_str
+from pytools.traces.trace import TraceError, TraceRead, percent_str, read_trace
 
 #: The designs, in the order of the table's columns.
 DESIGNS: tuple[str, ...] = ("unsalted", "salted", "proportional", "equal")

@@ -18,37 +18,23 @@ is always computed), so the observation is the number of full blocks served from
 
 The raw record (per trial: the victim's bit, the observation with the victim silent and with it
 sending) is written to ``data/leak/probe-<engine>.json``; certify recomputes every figure from
-it without the engines (:func:`recheck`).
+it without the engines (:func:`.probe_record.recheck`, in a module that imports no engine).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pytools.admission.salt import keyed_salt
 from pytools.files import atomic_write_text
 
 from .engines import BLOCK_SIZE, SglangEngine, VllmEngine
-from .probe import DEFAULT, Design, ProbeParams, observe, summarise
+from .probe import Design, ProbeParams, observe
+from .probe_record import ENGINES, FORMAT, PARAMS, tenant_salts
 
-FORMAT = "pytools.leak.probe-evidence/v1"
-ENGINES = ("vllm", "sglang", "lmcache")
-PARAMS = replace(DEFAULT, trials=1000)
 TAIL_TOKEN = 31_999
-
-
-def evidence_path(root: Path, engine: str) -> Path:
-    return Path(root) / "data" / "leak" / f"probe-{engine}.json"
-
-
-def tenant_salts(params: ProbeParams) -> list[str]:
-    """Each tenant's keyed salt, under a throw-away secret derived from the public seed."""
-    secret = f"pytools-leak-probe-{params.seed}".encode().ljust(32, b"\0")
-    return [keyed_salt(secret, f"tenant-{t}") for t in range(params.tenants)]
 
 
 def tokens_of(blocks: Sequence[int]) -> list[int]:
@@ -172,24 +158,3 @@ def build_evidence(engine: str, params: ProbeParams = PARAMS) -> dict[str, Any]:
 
 def write_evidence(path: Path, doc: dict[str, Any]) -> None:
     atomic_write_text(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
-
-
-def recheck(doc: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Figures recomputed from a raw record, and what does not match this code's parameters."""
-    problems = []
-    if doc.get("format") != FORMAT:
-        problems.append(f"format is {doc.get('format')!r}, not {FORMAT!r}")
-    if doc.get("params") != PARAMS.as_dict():
-        problems.append("parameters differ from pytools.results.leak.probe_engines.PARAMS")
-    if doc.get("quotas") != PARAMS.quotas() or doc.get("salts") != tenant_salts(PARAMS):
-        problems.append("quotas or salts do not recompute")
-    designs = {}
-    for name in ("shared_lru", "partitioned_lru"):
-        raw = doc.get("designs", {}).get(name)
-        try:
-            designs[name] = summarise(raw)
-            if len(raw["sent"]) != PARAMS.trials:
-                problems.append(f"{name}: {len(raw['sent'])} trials, not {PARAMS.trials}")
-        except (TypeError, KeyError, ValueError) as exc:
-            problems.append(f"{name}: malformed record ({exc})")
-    return {"engine": doc.get("engine"), "designs": designs}, problems

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from pytools.paths import mooncake_trace, sha256_file
-from pytools.results.ceiling.trace import TRACE_INPUT_PATH
 from pytools.results.spec import Evidence, InputFile, ResultSpec, svg_and_csv
+from pytools.traces.trace import TRACE_INPUT_PATH
 
 from .evidence import (
     CERTIFIED_ENGINES,
@@ -37,11 +37,11 @@ from .price import figures as price_figures
 from .price_output import write_price
 from .probe import figures as probe_figures
 from .probe import probe_claims
-from .probe_engines import ENGINES as PROBE_ENGINES
-from .probe_engines import evidence_path as probe_evidence_path
-from .probe_engines import recheck as probe_recheck
+from .probe_record import ENGINES as PROBE_ENGINES
+from .probe_record import evidence_path as probe_evidence_path
+from .probe_record import recheck as probe_recheck
 from .scenarios import METRICS
-from .served_run import certificate_figures as served_figures
+from .served_record import certificate_figures as served_figures
 
 RESULT_ID = "tenant-leak"
 RESULT_TITLE = ("The cross-tenant prefix-cache leak on vLLM's and SGLang's own cache code, "
@@ -50,8 +50,9 @@ PRIMARY, SECOND = CERTIFIED_ENGINES
 #: Code whose hash the certificate binds: the salt function and the policy the scenarios use.
 CODE_INPUTS = ("pytools/admission/salt.py", "pytools/admission/request_policy.py",
                "pytools/results/leak/probe.py", "pytools/results/leak/probe_engines.py",
-               "pytools/results/leak/lmcache_pool.py", "pytools/results/leak/price.py",
-               "pytools/results/leak/served.py", "pytools/results/leak/served_run.py")
+               "pytools/results/leak/probe_record.py", "pytools/results/leak/lmcache_pool.py",
+               "pytools/results/leak/price.py", "pytools/results/leak/served.py",
+               "pytools/results/leak/served_run.py", "pytools/results/leak/served_record.py")
 CONFIDENCE = 0.95
 
 THEOREMS: tuple[str, ...] = tuple(

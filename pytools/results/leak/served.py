@@ -37,10 +37,9 @@ import httpx
 from pytools.admission.bench import started
 from pytools.admission.tenants import SECRET_ENV, add_tenant
 
+from .served_record import BLOCK_SIZE  # the server's block size is the record's
+
 LOOPBACK = "127.0.0.1"
-#: The server's block size: the smallest its CPU attention backend takes ("No common block size
-#: for 16 (CPU_ATTN: [MultipleOf(32)])", measured; its default is 128, vLLM's GPU default 16).
-BLOCK_SIZE = 32
 SERVED_NAME = "pytools-tiny-llama"
 #: The server's environment, beyond the caller's: each one measured necessary (issue #26).
 SERVER_ENV = {

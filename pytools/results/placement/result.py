@@ -19,8 +19,8 @@ block generated from the instance file (:mod:`.lean_instance`): its misses equal
 no demand-fetch policy does better, and the evidence checks that CP-SAT's certified optimum is
 that same number.
 
-On real traffic (``optimum_windows``, :mod:`.windows`): CP-SAT's exact optimum of one pooled
-cache of unit blocks, at half the capacity the wall needs, on growing windows of the shared
+On real traffic (``optimum_windows``, :mod:`.windows_record`): CP-SAT's exact optimum of one
+pooled cache of unit blocks, at half the capacity the wall needs, on growing windows of the shared
 Mooncake trace, solved once into ``data/placement/windows.json`` and re-checked here: the
 windows regenerate from the trace, each is OPTIMAL with bound = objective, and each optimum
 equals the misses of Belady with bypass, which ``Proofs/Placement/Optimal.lean`` proves the
@@ -49,7 +49,7 @@ from .lean_instance import LEAN_FILE, farthest_misses, lean_file_text
 from .routing_report import ROUTING_LIMITS, routing_evidence, write_routing_artifacts
 from .solver import certify_instance
 from .sweep import SWEEP_PARAMS, sweep, write_sweep
-from .windows import WINDOWS_PATH, windows_evidence
+from .windows_record import WINDOWS_PATH, windows_evidence
 
 #: Id of the published result whose evidence :func:`evidence` computes.
 RESULT_ID = "pooled-placement"

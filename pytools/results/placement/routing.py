@@ -1,12 +1,12 @@
 """Pooled against per-instance KV caching on real traffic, under the routings operators use.
 
-On a block-reference trace (the shared Mooncake conversation trace, read once by the ceiling
-result's parser :func:`pytools.results.ceiling.lean_instance.read_trace`), at equal total
-memory: a *total capacity* C (blocks) is either one pooled cache of C blocks, or ``hosts``
-per-instance caches of C / hosts blocks each (every total capacity here is a multiple of
-every host count, so the split is exact and the per-host capacities sum to C). Each
-per-instance cache is LRU and serves only the requests routed to its host; a request is
-routed whole (all of its ``hash_ids``, in order, to one host). The routings:
+On a block-reference trace (the shared Mooncake conversation trace, read once by the trace
+reader :func:`pytools.traces.trace.read_trace`), at equal total memory: a *total capacity*
+C (blocks) is either one pooled cache of C blocks, or ``hosts`` per-instance caches of
+C / hosts blocks each (every total capacity here is a multiple of every host count, so the
+split is exact and the per-host capacities sum to C). Each per-instance cache is LRU and
+serves only the requests routed to its host; a request is routed whole (all of its
+``hash_ids``, in order, to one host). The routings:
 
 * ``random``: each request to a host drawn by ``random.Random`` seeded with a string (stable
   across Python versions), one seed per host count;
@@ -20,9 +20,9 @@ routed whole (all of its ``hash_ids``, in order, to one host). The routings:
   when the cache-preferred worker is overloaded. Its load is requests routed so far (this
   model has no time, hence no queue or in-flight count).
 
-Against them: pooled LRU and pooled Belady (exact at every capacity from the ceiling result's
-stack-distance curve, :mod:`pytools.results.ceiling.curve`), pooled Belady with bypass
-(:func:`pytools.results.ceiling.bypass.simulate_belady_bypass`), and the wall (compulsory
+Against them: pooled LRU and pooled Belady (exact at every capacity from the traces'
+stack-distance curve, :mod:`pytools.traces.curve`), pooled Belady with bypass
+(:func:`pytools.traces.bypass.simulate_belady_bypass`), and the wall (compulsory
 misses: distinct blocks). Lean proves
 (``KVCache.Placement.perInstanceMisses_ge_pooled_beladyBypass``) that pooled Belady with
 bypass at capacity Σ cap misses no more than per-instance caches under *every* routing (the
@@ -49,10 +49,9 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from pytools.results.ceiling.bypass import simulate_belady_bypass
-from pytools.results.ceiling.curve import Curve, stack_hits
-from pytools.results.ceiling.lean_instance import CLAIM_WINDOW, TraceRead, read_trace
-from pytools.results.ceiling.trace import TraceError, Window
+from pytools.traces.bypass import simulate_belady_bypass
+from pytools.traces.curve import Curve, stack_hits
+from pytools.traces.trace import CLAIM_WINDOW, TraceError, TraceRead, Window, read_trace
 
 from .instance import PlacementError
 
@@ -497,8 +496,8 @@ def check_sweep(sw: RoutingSweep) -> list[str]:
 # --------------------------------------------------------------------------- the trace
 
 
-#: The claim's window of the trace (lines, 1-based inclusive), as the ceiling result states it.
-CLAIM_LINES: tuple[int, int] = CLAIM_WINDOW
+#: The claim's window of the trace (lines, 1-based inclusive), the one the ceiling result states.
+CLAIM_LINES: tuple[int, int] = (CLAIM_WINDOW.start, CLAIM_WINDOW.end)
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from typing import Any
 
 from pytools.files import atomic_write_bytes
 from pytools.paths import mooncake_trace, sha256_file
-from pytools.results.ceiling.trace import TRACE_INPUT_PATH, TraceError, percent_str
 from pytools.results.spec import InputFile
+from pytools.traces.trace import TRACE_INPUT_PATH, TraceError, percent_str
 
 from .instance import PlacementError
 from .routing import (
@@ -118,8 +118,8 @@ def _routing_order(name: str) -> int:
 ROUTING_METHOD = (
     "Python + numba (pytools.results.placement.routing): the trace parsed once, request by "
     "request; per host a doubly-linked LRU list over dense block ids; pooled LRU and Belady "
-    "read off the exact stack-distance curve (pytools.results.ceiling.curve), pooled Belady "
-    "with bypass simulated at each total capacity (pytools.results.ceiling.bypass)"
+    "read off the exact stack-distance curve (pytools.traces.curve), pooled Belady "
+    "with bypass simulated at each total capacity (pytools.traces.bypass)"
 )
 
 

@@ -86,6 +86,11 @@ class Window:
         return f"lines {self.start}-{self.end}"
 
 
+#: The window of the shared Mooncake trace that the public "19.645 %" claim is about: the
+#: demand-fetch ceiling result states it, the pooled placement result replays it.
+CLAIM_WINDOW = Window(1201, 2000)
+
+
 # ----------------------------------------------------------------------------- reading
 
 
@@ -314,6 +319,32 @@ def load_trace(path: Path, window: Window | None = None) -> Trace:
     if requests == 0:
         raise TraceError(f"{path}: no requests (empty trace)")
     return Trace(path=Path(path), requests=requests, stream=tuple(stream), window=window)
+
+
+@dataclass(frozen=True)
+class TraceRead:
+    """A trace file read once: its name, the SHA-256 of its bytes and every request's
+    ``hash_ids`` in file order."""
+
+    name: str
+    sha256: str
+    requests: list[list[int]]
+
+    def window(self, first: int, last: int) -> list[list[int]]:
+        """The requests of lines ``first..last`` (1-based, inclusive)."""
+        if not 1 <= first <= last:
+            raise TraceError(f"bad window {first}..{last}: need 1 <= first <= last")
+        if last > len(self.requests):
+            raise TraceError(f"{self.name}: window {first}..{last} needs {last} lines, "
+                             f"the file has {len(self.requests)}")
+        return self.requests[first - 1:last]
+
+
+def read_trace(path: Path) -> TraceRead:
+    """Read, validate and hash the trace at ``path`` in one pass."""
+    requests: list[list[int]] = []
+    summary = scan_trace(Path(path), per_request=lambda _lineno, ids: requests.append(ids))
+    return TraceRead(Path(path).name, summary.sha256, requests)
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,7 +14,6 @@ import pytest
 
 from pytools.results.ceiling import plot as plot_module
 from pytools.results.ceiling import plot_worker as plot_worker_module
-from pytools.results.ceiling.curve import Curve, compute_curve
 from pytools.results.ceiling.plot import (
     COLUMNS_PER_PIXEL,
     PLOT_FORMATS,
@@ -34,7 +33,8 @@ from pytools.results.ceiling.plot import (
 from pytools.results.ceiling.plot_worker import PlotFailed, plot_worker
 from pytools.results.ceiling.result import CLAIM_WINDOW
 from pytools.results.ceiling.sweep import counts_from, curve_csv_rows, sweep_capacities
-from pytools.results.ceiling.trace import CeilingCounts
+from pytools.traces.curve import Curve, compute_curve
+from pytools.traces.trace import CeilingCounts
 
 
 def python_rows(first: int, lru: list[int], opt: list[int]) -> bytes:

@@ -14,7 +14,6 @@ import pytest
 from click.testing import CliRunner
 
 from pytools.results.ceiling.cli import main
-from pytools.results.ceiling.curve import compute_curve
 from pytools.results.ceiling.scale import (
     block_hash,
     dask_counts,
@@ -23,8 +22,9 @@ from pytools.results.ceiling.scale import (
     sample_error,
     sampled_curve,
 )
-from pytools.results.ceiling.synth import mooncake_like
-from pytools.results.ceiling.trace import TraceError, ceiling_counts
+from pytools.traces.curve import compute_curve
+from pytools.traces.synth import mooncake_like
+from pytools.traces.trace import TraceError, ceiling_counts
 
 
 def split_into_shards(lines: list[bytes], folder: Path, shards: int, fmt: str) -> Path:

@@ -1,4 +1,4 @@
-"""The command line of ``pytools.traces`` on good and bad input: windows, ``.jsonl.gz``,
+"""The command line of ``pytools ceiling`` on good and bad input: windows, ``.jsonl.gz``,
 provenance in every output, the progress bar, and bad input ending in one clear line, a
 non-zero exit and nothing half-written."""
 
@@ -15,8 +15,8 @@ from click.testing import CliRunner, Result
 
 from pytools.results.ceiling import plot as plot_module
 from pytools.results.ceiling.cli import main
-from pytools.results.ceiling.progress import progress_bar
-from pytools.results.ceiling.trace import Window, ceiling_counts
+from pytools.traces.progress import progress_bar
+from pytools.traces.trace import Window, ceiling_counts
 
 LINES = [
     '{"timestamp": 0, "hash_ids": [0, 1, 2]}',
@@ -59,7 +59,7 @@ def test_window_counts_and_header(tmp_path: Path) -> None:
     p = write(tmp_path / "t.jsonl", LINES)
     c = ceiling_counts(p, Window(2, 3))
     assert (c.requests, c.references, c.distinct) == (2, 6, 5)
-    r = run("ceiling", p, "--window", "2:3")
+    r = run("count", p, "--window", "2:3")
     assert r.exit_code == 0, r.output
     assert f"file: {p}\nsha256: {hashlib.sha256(p.read_bytes()).hexdigest()}\n" in r.output
     assert "window: lines 2-3" in r.output and "references: 6\n" in r.output
@@ -71,11 +71,11 @@ def test_window_counts_and_header(tmp_path: Path) -> None:
     ("a:b", "expected START:END")])
 def test_bad_window_syntax(tmp_path: Path, spec: str, needle: str) -> None:
     p = write(tmp_path / "t.jsonl", LINES)
-    r = run("ceiling", p, "--window", spec)
+    r = run("count", p, "--window", spec)
     assert r.exit_code == 2 and needle in r.output and "Traceback" not in r.output
 
 
-@pytest.mark.parametrize("command", ["ceiling", "simulate", "curve"])
+@pytest.mark.parametrize("command", ["count", "simulate", "curve"])
 def test_window_past_the_end(tmp_path: Path, command: str) -> None:
     p = write(tmp_path / "t.jsonl", LINES)
     extra = {"simulate": ["-k", "2"], "curve": ["--out", tmp_path / "out"]}.get(command, [])
@@ -86,12 +86,12 @@ def test_window_past_the_end(tmp_path: Path, command: str) -> None:
 
 def test_bad_line_inside_the_window_is_named_outside_is_not_read(tmp_path: Path) -> None:
     p = write(tmp_path / "t.jsonl", [*LINES, "{oops"])
-    assert run("ceiling", p, "--window", "1:4").exit_code == 0
-    fails_cleanly(run("ceiling", p, "--window", "2:5"), f"{p}:5: malformed JSON")
+    assert run("count", p, "--window", "1:4").exit_code == 0
+    fails_cleanly(run("count", p, "--window", "2:5"), f"{p}:5: malformed JSON")
 
 
 def test_claims_window_on_the_shared_trace(trace_path: Path) -> None:
-    r = run("ceiling", trace_path, "--window", "1201:2000")
+    r = run("count", trace_path, "--window", "1201:2000")
     assert r.exit_code == 0, r.output
     for line in ("requests: 800", "references: 21069", "distinct: 16930", "max_hits: 4139",
                  "ceiling: 4139/21069 (19.6450 %)"):
@@ -116,10 +116,10 @@ def test_corrupt_and_truncated_gz(tmp_path: Path) -> None:
     data = gzip.compress(("\n".join(LINES * 50) + "\n").encode(), mtime=0)
     bad = tmp_path / "bad.jsonl.gz"
     bad.write_bytes(data[:10] + bytes(b ^ 0xFF for b in data[10:40]) + data[40:])
-    fails_cleanly(run("ceiling", bad), f"{bad}: not a valid gzip file")
+    fails_cleanly(run("count", bad), f"{bad}: not a valid gzip file")
     cut = tmp_path / "cut.jsonl.gz"
     cut.write_bytes(data[: len(data) // 2])
-    fails_cleanly(run("ceiling", cut), f"{cut}: not a valid gzip file")
+    fails_cleanly(run("count", cut), f"{cut}: not a valid gzip file")
 
 
 # ----------------------------------------------------------------------------- bad input
@@ -132,7 +132,7 @@ def test_sweep_on_a_missing_file(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-@pytest.mark.parametrize("command", ["ceiling", "simulate", "sweep", "curve"])
+@pytest.mark.parametrize("command", ["count", "simulate", "sweep", "curve"])
 def test_hash_ids_all_empty(tmp_path: Path, command: str) -> None:
     p = write(tmp_path / "empty-ids.jsonl", ['{"hash_ids": []}'] * 3)
     extra = {"simulate": ["-k", "4"], "sweep": ["--out", tmp_path / "out"],
@@ -184,7 +184,7 @@ def test_a_failed_third_output_leaves_nothing(tmp_path: Path, monkeypatch, comma
 
 def test_bad_line_names_file_and_line_in_every_command(tmp_path: Path) -> None:
     p = write(tmp_path / "t.jsonl", [LINES[0], '{"hash_ids": [1, -3]}'])
-    for args in (["ceiling"], ["simulate", "-k", "1"], ["curve", "--out", tmp_path / "o"],
+    for args in (["count"], ["simulate", "-k", "1"], ["curve", "--out", tmp_path / "o"],
                  ["sweep", "--out", tmp_path / "o"]):
         fails_cleanly(run(args[0], p, *args[1:]), f"{p}:2: hash_ids[1] = -3 is not a "
                       "non-negative integer")
@@ -192,7 +192,7 @@ def test_bad_line_names_file_and_line_in_every_command(tmp_path: Path) -> None:
 
 
 def test_folder_given_as_file(tmp_path: Path) -> None:
-    r = run("ceiling", tmp_path)
+    r = run("count", tmp_path)
     assert r.exit_code == 2 and "Traceback" not in r.output  # click: "is a directory"
 
 
@@ -231,7 +231,7 @@ def test_simulate_prints_source_and_agrees_with_curve(tmp_path: Path) -> None:
     r = run("simulate", p, "-k", "3")
     assert r.exit_code == 0, r.output
     assert f"sha256: {hashlib.sha256(p.read_bytes()).hexdigest()}" in r.output
-    from pytools.results.ceiling.curve import compute_curve
+    from pytools.traces.curve import compute_curve
 
     lru, opt = compute_curve(p)[1].at(3)
     assert (lru, opt) == (3, 5)

@@ -1,23 +1,19 @@
-"""Belady with bypass against Belady without, on a block-reference stream.
+"""The certificate's bypass table: Belady without and with bypass at the sweep's capacities.
 
-With the Lean model's semantics (``KVCache.Ceiling.bstep``, Proofs/Ceiling/Bypass.lean): a hit
-leaves the cache unchanged, a miss with room stores the block, and a miss in a full cache
-drops one block of the cache and the requested one, the one whose next request is farthest
-(on a tie, the requested block: it is not stored). Lean proves this rule optimal among every
-policy that may decline to store a missed block (``bhits_le_beladyBypass_bhits``) and at least
-Belady without bypass (``belady_hits_le_beladyBypass_bhits``), at every capacity; the figures
-here are Python simulations, checked against that inequality.
+Belady with bypass is simulated by :func:`pytools.traces.bypass.simulate_belady_bypass` (the
+Lean model's rule, ``KVCache.Ceiling.bstep``); each row is refused when it contradicts the
+theorems it rests on (:data:`BYPASS_THEOREMS`, Proofs/Ceiling/Bypass.lean): bypass below
+Belady, or above the ceiling.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .policies import next_uses
-from .trace import percent_str
+from pytools.traces.bypass import simulate_belady_bypass
+from pytools.traces.trace import percent_str
 
 #: The Lean theorems the bypass table rests on (Proofs/Ceiling/Bypass.lean).
 BYPASS_THEOREMS: tuple[str, ...] = (
@@ -33,41 +29,12 @@ BYPASS_THEOREMS: tuple[str, ...] = (
 
 #: How the bypass figures are computed, stated in the certificate.
 BYPASS_METHOD = (
-    "Python simulation (pytools.results.ceiling.bypass.simulate_belady_bypass), one capacity "
-    "at a time: next uses precomputed, a max-heap of cached blocks by next use; on a miss in a "
+    "Python simulation (pytools.traces.bypass.simulate_belady_bypass), one capacity at a "
+    "time: next uses precomputed, a max-heap of cached blocks by next use; on a miss in a "
     "full cache the requested block is not stored when its next use is no earlier than every "
     "cached block's, else the farthest cached block is evicted. Belady without bypass is the "
     "sweep's OPT column (curve_method)."
 )
-
-
-def simulate_belady_bypass(stream: Sequence[int], capacity: int) -> int:
-    """Hits of Belady with bypass at ``capacity``: on a miss in a full cache, drop the block
-    of the cache and the requested one whose next use is farthest (the requested one on a
-    tie, so it is not stored). O(n log n), lazy deletion as in
-    :func:`.policies.simulate_belady`."""
-    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 0:
-        raise ValueError(f"capacity must be a non-negative integer, got {capacity!r}")
-    if capacity == 0:
-        return 0  # only the requested block can be dropped: nothing is stored
-    nxt = next_uses(stream)
-    cache: dict[int, int] = {}  # block -> position of its next use
-    heap: list[tuple[int, int]] = []  # (-next use, block), possibly stale
-    push, pop = heapq.heappush, heapq.heappop
-    hits = 0
-    for i, block in enumerate(stream):
-        use = nxt[i]
-        if block in cache:
-            hits += 1
-        elif len(cache) >= capacity:
-            while cache.get(heap[0][1]) != -heap[0][0]:
-                pop(heap)  # stale entry
-            if use >= -heap[0][0]:
-                continue  # bypass: the requested block is used no sooner than any cached one
-            del cache[pop(heap)[1]]
-        cache[block] = use
-        push(heap, (-use, block))
-    return hits
 
 
 @dataclass(frozen=True)
