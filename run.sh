@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The project's two entry points, set-up included (see README "Quick start"):
 #   bash run.sh certify [ARGS]  build the Lean library, audit it, emit certificates/
-#   bash run.sh test    [ARGS]  the whole test suite: fast tests, the engine tests (vLLM and
+#   bash run.sh test    [ARGS]  the whole test suite: fast tests, the install test (a clean
+#                               venv with the default dependencies verifies certificates/),
+#                               the engine tests (vLLM and
 #                               SGLang installed into .venv-engines by .ci/engines/install.sh,
 #                               vLLM's CPU server into .venv-served by .ci/served/install.sh,
 #                               LMCache into .venv-lmcache by .ci/lmcache/install.sh,
@@ -19,7 +21,7 @@ log() { printf '==> %s\n' "$*" >&2; }
 
 setup_python() {
   local stamp="$VENV/.pytools-installed" want
-  want="$(sha256sum pyproject.toml | cut -d' ' -f1) ${PYTOOLS_EXTRAS:-test,admission}"
+  want="$(sha256sum pyproject.toml | cut -d' ' -f1) ${PYTOOLS_EXTRAS:-certify,test,admission}"
   if [ ! -x "$PY" ]; then
     log "creating $VENV"
     python3 -m venv "$VENV"
@@ -27,7 +29,7 @@ setup_python() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     log "installing Python dependencies (pyproject.toml)"
     "$PY" -m pip install --quiet --disable-pip-version-check --upgrade pip
-    "$PY" -m pip install --quiet --disable-pip-version-check -e ".[${PYTOOLS_EXTRAS:-test,admission}]"
+    "$PY" -m pip install --quiet --disable-pip-version-check -e ".[${PYTOOLS_EXTRAS:-certify,test,admission}]"
     echo "$want" > "$stamp"
   fi
 }
@@ -61,7 +63,7 @@ case "$cmd" in
     exec "$PY" -m pytools.certify "$@"
     ;;
   test)
-    PYTOOLS_EXTRAS=test,browser,admission setup_python
+    PYTOOLS_EXTRAS=certify,test,browser,admission setup_python
     setup_lean
     log "browser set-up (Debian chromium, driven by playwright)"
     if ! PYTHON="$PY" sh .ci/install-browser.sh; then
@@ -87,7 +89,10 @@ case "$cmd" in
       done
     fi
     log "fast tests"
-    "$PY" -m pytest -q -m "not lean and not browser and not engines" "$@"
+    "$PY" -m pytest -q -m "not lean and not browser and not engines and not install" "$@"
+    log "install test (a clean venv with the default dependencies alone verifies certificates/)"
+    rc=0; "$PY" -m pytest -q -m install "$@" || rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
     log "certify --check (builds the library, audits it, compares certificates/)"
     "$PY" -m pytools.certify --check
     log "Lean-backed tests (two at a time: each is one single-threaded Lean process)"

@@ -17,9 +17,11 @@ of a vLLM server (``pytools admission``).
 Below them all, :mod:`pytools.files` (the atomic write) and :mod:`pytools.paths` import nothing
 of the project; no package imports a later stage (``tests/test_layout.py``).
 
-:mod:`pytools.cli` is the command line (``python -m pytools`` / ``pytools``); the modules
-``pytools.certify``, ``pytools.verify`` and ``pytools.leak`` are entry points kept for
-``python -m``.
+:mod:`pytools.cli` is the command line (``python -m pytools`` / ``pytools``): only the table
+of commands, in pipeline order; each command lives in its package's ``cli.py``
+(:mod:`pytools.lean.cli`, :mod:`pytools.results.cli` and each result's room,
+:mod:`pytools.publish.cli`, :mod:`pytools.admission.cli`). The module :mod:`pytools.certify`
+stays as CI's ``-m`` entry point.
 """
 
 __version__ = "0.1.0"

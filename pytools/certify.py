@@ -1,7 +1,7 @@
-"""``python -m pytools.certify``: the entry point kept for ``python -m`` (see
-:mod:`pytools.publish.certify`)."""
+"""``python -m pytools.certify``: CI's entry point, kept working; the same command as
+``pytools certify`` (see :mod:`pytools.publish.cli`)."""
 
-from pytools.publish.certify import main
+from pytools.publish.cli import certify
 
 if __name__ == "__main__":
-    main()
+    certify(prog_name="python -m pytools.certify")

@@ -23,13 +23,13 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from pytools.admission import policy
+from pytools.admission import request_policy as policy
 from pytools.admission import tenants as tenants_mod
 from pytools.admission.app import ProxyConfig, create_app
 from pytools.admission.bench import quantile
 from pytools.admission.cli import main as admission_cli
 from pytools.admission.loopback import serve_in_thread
-from pytools.admission.policy import Admitted, Refused, admit
+from pytools.admission.request_policy import Admitted, Refused, admit
 from pytools.admission.salt import SaltError, keyed_salt, vllm_salt_problem
 from pytools.admission.standin import create_standin
 from pytools.admission.tenants import ConfigError, add_tenant, load_secret, load_tenants

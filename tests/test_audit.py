@@ -28,11 +28,11 @@ from hypothesis import strategies as st
 
 from pytools.lean.audit import policy
 from pytools.lean.audit.auxiliary import classify_auxiliary
-from pytools.lean.audit.cli import main
 from pytools.lean.audit.native import compare_with_native, native_axioms, parse_print_axioms
 from pytools.lean.audit.records import AuditError, AuditReport, Finding
 from pytools.lean.audit.statements import pp_expr, statement_sha256
 from pytools.lean.audit.walk import _Auditor, _Node, audit_modules
+from pytools.lean.cli import audit as main
 from pytools.lean.olean import Expr, Level, Module, OleanError
 
 FIXTURES = Path(__file__).parent / "fixtures"

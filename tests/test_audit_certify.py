@@ -128,8 +128,8 @@ def test_native_certify_runs_leanchecker_and_fails_on_rejection(tmp_path: Path,
     cmd, log = _checker(tmp_path, monkeypatch)
     toolchain = _native(tmp_path)
     monkeypatch.setattr(certify, "native_cross_check", lambda *a: [])
-    monkeypatch.setattr(certify.audit_mod, "find_leanchecker", lambda lean: cmd[1])
-    monkeypatch.setattr(certify.audit_mod, "run_leanchecker",
+    monkeypatch.setattr(certify.audit_native, "find_leanchecker", lambda lean: cmd[1])
+    monkeypatch.setattr(certify.audit_native, "run_leanchecker",
                         lambda c, modules, **kw: run_leanchecker(cmd, modules))
     monkeypatch.setattr(certify.reviewed, "check", lambda root, report, theorems: [])
     problems, ran, why = certify.audit_checks(toolchain, tmp_path, ["Proofs.A", "Proofs.Bad"],
@@ -141,7 +141,7 @@ def test_native_certify_runs_leanchecker_and_fails_on_rejection(tmp_path: Path,
 
 def test_native_certify_without_leanchecker_says_why(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(certify, "native_cross_check", lambda *a: [])
-    monkeypatch.setattr(certify.audit_mod, "find_leanchecker", lambda lean: None)
+    monkeypatch.setattr(certify.audit_native, "find_leanchecker", lambda lean: None)
     monkeypatch.setattr(certify.reviewed, "check", lambda root, report, theorems: [])
     problems, ran, why = certify.audit_checks(_native(tmp_path), tmp_path, ["Proofs.A"],
                                               _report(), ())

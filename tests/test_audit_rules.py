@@ -311,7 +311,7 @@ def test_contributing_lists_every_rule() -> None:
 def test_real_library_has_no_finding_and_readable_statements() -> None:
     """The library as built (CI builds it for `certify --check` before the Lean-backed tests):
     every rule passes, and no published statement shows a hygienic name or `Exists fun`."""
-    from pytools.lean.library import library_files
+    from pytools.lean.build_audit import library_files
     from pytools.lean.modules import discover, topological_order
     from pytools.results.registry import published_theorems
 

@@ -212,8 +212,8 @@ def test_cli_build_fails_with_nonzero_exit(tmp_path: Path, fake, monkeypatch) ->
     chain, _ = fake
     write(tmp_path, "lakefile.lean", "")
     write(tmp_path, "Proofs/A.lean", "module\nprelude\nerror_here\n")
-    monkeypatch.setattr("pytools.cli.project_root", lambda: tmp_path)
-    monkeypatch.setattr("pytools.cli.find_toolchain", lambda lean=None: chain)
+    monkeypatch.setattr("pytools.lean.cli.project_root", lambda: tmp_path)
+    monkeypatch.setattr("pytools.lean.cli.find_toolchain", lambda lean=None: chain)
     result = CliRunner().invoke(cli, ["build", "-j", "1"])
     assert result.exit_code == 1
     assert "Proofs/A.lean:3:4: error" in result.output

@@ -22,11 +22,11 @@ import pytest
 from bundles import write_private_key, write_public_key
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from pytools.lean import library
-from pytools.lean.audit import AuditReport, Declaration, Finding
+from pytools.lean import build_audit as library
 from pytools.lean.audit.certificate import with_checks
+from pytools.lean.audit.records import AuditReport, Declaration, Finding
 from pytools.lean.build import BuildResult
-from pytools.lean.library import LIBRARY_ENTRIES
+from pytools.lean.build_audit import LIBRARY_ENTRIES
 from pytools.lean.toolchain import Toolchain
 from pytools.publish import certify, provenance, rebuild
 from pytools.publish.anchor import AnchorOptions

@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from pytools.cli import cli
+from pytools.results.cli import regenerate
 from pytools.results.generated import (
     Generated,
     GenerationError,
     first_difference,
     regenerate_command,
 )
-from pytools.results.regenerate import main as regenerate
 from pytools.results.registry import published_results
 
 #: Every generated file of every result, with the result's id.

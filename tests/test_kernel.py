@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from pytools.results.cli import regenerate
 from pytools.results.kernel import system
 from pytools.results.kernel import workflows_lean as wl
 from pytools.results.kernel.cli import main as kernel_cli
@@ -49,7 +50,6 @@ from pytools.results.kernel.workflows import (
     run,
     theorem_names,
 )
-from pytools.results.regenerate import main as regenerate
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / wl.WORKFLOWS_LEAN

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from pytools.admission.policy import Admitted, Refused
+from pytools.admission.request_policy import Admitted, Refused
 from pytools.paths import shared_dir
 from pytools.results.leak import evidence as ev
 from pytools.results.leak import result, scenarios

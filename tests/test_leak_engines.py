@@ -28,7 +28,7 @@ def in_engines(py: Path, root: Path, *args: str, timeout: int = 900) -> subproce
 def test_engine_rerun_matches_committed_evidence(engines_py: Path, repo_root: Path,
                                                  tmp_path: Path, engine: str) -> None:
     out = tmp_path / f"{engine}.json"
-    done = in_engines(engines_py, repo_root, "-m", "pytools.leak", "--root", str(repo_root),
+    done = in_engines(engines_py, repo_root, "-m", "pytools", "leak", "--root", str(repo_root),
                       "run", "--engine", engine, "--out", str(out), "--here")
     assert done.returncode == 0, done.stderr[-3000:]
     committed = evidence_path(repo_root, engine)
@@ -68,7 +68,7 @@ def test_engine_prime_and_probe_matches_committed_record(engines_py: Path, repo_
     """Prime and probe re-run on the engine's own cache code (shared pool and one cache per
     tenant) gives the committed raw record, byte for byte."""
     out = tmp_path / f"probe-{engine}.json"
-    done = in_engines(engines_py, repo_root, "-m", "pytools.leak", "--root", str(repo_root),
+    done = in_engines(engines_py, repo_root, "-m", "pytools", "leak", "--root", str(repo_root),
                       "probe", "--engine", engine, "--out", str(out), "--here")
     assert done.returncode == 0, done.stderr[-3000:]
     committed = repo_root / "data" / "leak" / f"probe-{engine}.json"
@@ -97,7 +97,7 @@ def test_lmcache_prime_and_probe_matches_committed_record(lmcache_py: Path, repo
     """Prime and probe re-run on LMCache's own eviction policies (one store for every tenant:
     global LRU, and per-salt isolated LRU with quotas) gives the committed raw record."""
     out = tmp_path / "probe-lmcache.json"
-    done = in_engines(lmcache_py, repo_root, "-m", "pytools.leak", "--root", str(repo_root),
+    done = in_engines(lmcache_py, repo_root, "-m", "pytools", "leak", "--root", str(repo_root),
                       "probe", "--engine", "lmcache", "--out", str(out), "--here")
     assert done.returncode == 0, done.stderr[-3000:]
     committed = repo_root / "data" / "leak" / "probe-lmcache.json"

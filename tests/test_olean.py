@@ -239,7 +239,7 @@ def test_random_corruption_never_crashes(tmp_path: Path, flips: list[tuple[int, 
 
 
 def _reading(olean_dir: Path, module: str, core: Path) -> list[tuple]:
-    from pytools.lean.audit import audit_modules
+    from pytools.lean.audit.walk import audit_modules
 
     r = audit_modules([module], [olean_dir], core_dir=core, cache_dir=None)
     return [(d.name, d.kind, d.line, d.statement, d.statement_sha256, d.axioms, d.auxiliary,

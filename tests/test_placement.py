@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from pytools.paths import mooncake_trace, sha256_file
+from pytools.results.cli import regenerate
 from pytools.results.placement.cli import main
 from pytools.results.placement.instance import (
     INSTANCE_PARAMS,
@@ -36,7 +37,6 @@ from pytools.results.placement.solver import (
 )
 from pytools.results.placement.sweep import SWEEP_PARAMS, sweep, write_sweep
 from pytools.results.placement.windows_record import WINDOWS_PATH
-from pytools.results.regenerate import main as regenerate
 from pytools.results.spec import Evidence
 from pytools.traces.trace import TRACE_INPUT_PATH
 

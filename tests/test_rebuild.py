@@ -39,7 +39,7 @@ def test_rebuild_reproduces_the_committed_certificates_on_a_fresh_clone(
     env = {**os.environ, "PYTOOLS_SHARED": str(shared_dir(ROOT))}
     start = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "pytools.verify", "--rebuild", "--json"],
+        [sys.executable, "-m", "pytools", "verify", "--rebuild", "--json"],
         cwd=clone, env=env, capture_output=True, text=True, check=False, timeout=3600,
     )
     seconds = time.monotonic() - start

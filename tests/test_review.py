@@ -1,5 +1,5 @@
 """``pytools review-statements`` builds and audits the library the one way certify does
-(:func:`pytools.lean.library.build_and_audit`), so every rule runs, the ``kernel-option``
+(:func:`pytools.lean.build_audit.build_and_audit`), so every rule runs, the ``kernel-option``
 rule on the library's source and build files included (before, review-statements audited
 without the sources and that rule never ran there).
 
@@ -18,7 +18,9 @@ from click.testing import CliRunner
 from fixtures.audit_env import core_lib, index_cache
 
 import pytools.cli
-from pytools.lean import library
+import pytools.lean.toolchain
+import pytools.publish.cli
+from pytools.lean import build_audit as library
 from pytools.lean.audit import reviewed
 from pytools.lean.build import BuildResult
 from pytools.lean.toolchain import Toolchain
@@ -54,8 +56,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         order=["Proofs", "Proofs.A"], up_to_date=["Proofs", "Proofs.A"]))
     monkeypatch.setattr(library, "audit_modules", fixture_audit)
     monkeypatch.setattr(registry, "published_theorems", lambda results=None: [])
-    monkeypatch.setattr(pytools.cli, "project_root", lambda: tmp_path)
-    monkeypatch.setattr(pytools.cli, "find_toolchain", lambda lean, root=None: chain)
+    monkeypatch.setattr(pytools.publish.cli, "project_root", lambda: tmp_path)
+    monkeypatch.setattr(pytools.lean.toolchain, "find_toolchain", lambda lean, root=None: chain)
     return seen
 
 

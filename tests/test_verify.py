@@ -38,9 +38,11 @@ from pytools.publish.verify import (
     MAX_DEPTH,
     Verdict,
     VerifyError,
+    VerifyReport,
     anchor_for,
     json_depth,
     load_manifest,
+    run_verify,
     verify_bytes,
     verify_file,
 )
@@ -66,7 +68,7 @@ def signed(tmp_path: Path) -> dict[str, Any]:
 
 def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pytools.verify", *args],
+        [sys.executable, "-m", "pytools", "verify", *args],
         capture_output=True, text=True, cwd=ROOT, check=False,
     )
 
@@ -677,6 +679,28 @@ def test_cli_json_lists_every_input_and_the_manifest(release: dict[str, Path],
     assert unusable.returncode == 2 and "no such file" in body["manifest"]["error"]
     assert body["verdicts"][0]["path"] == str(release["floor"])
     assert set(body["verdicts"][0]) == keys and body["verdicts"][0]["codes"] == ["unreadable"]
+
+
+def test_run_verify_returns_a_typed_report(release: dict[str, Path], tmp_path: Path) -> None:
+    """One verdict per input (a missing file a red verdict with its error), the manifest's
+    anchor as a record, and the JSON the command prints made from them, nothing re-parsed."""
+    missing = tmp_path / "missing.json"
+    report = run_verify([release["floor"], missing], release["manifest"], AnchorOptions(), None)
+    assert isinstance(report, VerifyReport)
+    assert all(isinstance(v, Verdict) for v in report.verdicts)
+    assert report.status == 2 and not report.green
+    assert report.manifest.sha256 == load_manifest(release["manifest"]).sha256
+    assert report.manifest.anchor is not None
+    assert report.manifest.anchor.summary == "integrity only, not authenticity"
+    assert report.verdicts[0].green and not report.verdicts[1].green
+    assert (report.verdicts[1].error or "").endswith("missing.json: no such file")
+    printed = _run_cli("--json", "--manifest", str(release["manifest"]), str(release["floor"]),
+                       str(missing))
+    assert json.loads(printed.stdout) == report.as_json()
+    unusable = run_verify([release["floor"]], tmp_path / "nope.json", AnchorOptions(), None)
+    assert unusable.status == 2 and unusable.manifest.anchor is None
+    assert "no such file" in (unusable.manifest.error or "")
+    assert [v.codes for v in unusable.verdicts] == [["unreadable"]]
 
 
 def test_cli_text_says_why_a_file_is_red_under_a_failed_pin(release: dict[str, Path]) -> None:

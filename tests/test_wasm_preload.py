@@ -195,7 +195,7 @@ WITNESS = "Proofs/Ceiling/Cache.lean"
 
 
 def _build_and_audit(root: Path, toolchain: tc.Toolchain, mode: str, monkeypatch) -> object:
-    from pytools.lean.audit import audit_modules
+    from pytools.lean.audit.walk import audit_modules
     from pytools.lean.build import BUILD_DIR, build
 
     (root / WITNESS).parent.mkdir(parents=True)

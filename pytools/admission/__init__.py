@@ -3,7 +3,7 @@
 * :mod:`.salt` — the keyed salt (HMAC-SHA256 keyed by a server secret over a label, a NUL and
   the tenant id) and vLLM's salt rules; standard library only, imported by the leak
   reproduction too;
-* :mod:`.policy` — what happens to one request body (pure);
+* :mod:`.request_policy` — what happens to one request body (pure);
 * :mod:`.tenants` — the tenants file (API key hashes) and the secret;
 * :mod:`.app` — the ASGI proxy (Starlette + httpx); :mod:`.cli` — ``pytools admission``;
 * :mod:`.serving`, :mod:`.limits` — uvicorn with per-connection limits; :mod:`.display` —

@@ -9,7 +9,7 @@ For ``POST /v1/completions`` and ``POST /v1/chat/completions`` it
    ``application/json`` (UTF-8) or any ``Content-Encoding`` 415;
 3. reads the body up to the limit (413 past it, from ``Content-Length`` or while reading)
    within ``body_timeout_s`` (408 and the connection closed past it);
-4. runs :func:`.policy.admit`: a body that is not strict JSON or not an object 400, a body that
+4. runs :func:`.request_policy.admit`: a body that is not strict JSON or not an object 400, a body that
    brings its own ``cache_salt`` (or a key that reads as one) 400, otherwise the body
    re-serialised with the tenant's keyed salt;
 5. forwards that body (and nothing of the client's headers but ``Accept``) with httpx to the
@@ -62,7 +62,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .display import ACCESS_LOG, shown, split_upstream
 from .limits import BODY_TIMEOUT_S, MAX_HEAD_BYTES
-from .policy import DEFAULT_MAX_BODY, SALTED_ROUTES, Refused, admit
+from .request_policy import DEFAULT_MAX_BODY, SALTED_ROUTES, Refused, admit
 from .tenants import Tenants
 
 #: Upstream response headers passed back (hop-by-hop and length headers are not).

@@ -27,7 +27,7 @@ from typing import IO
 
 import httpx
 
-from .policy import Admitted, admit
+from .request_policy import Admitted, admit
 from .tenants import SECRET_ENV, add_tenant
 
 MAX_REQUESTS = 20_000
@@ -119,7 +119,7 @@ def measure(requests: int = 300, warmup: int = 20, upstream_python: str | None =
         env.pop("PYTOOLS_ADMISSION_UPSTREAM_KEY", None)
         with started([up_py, "-m", "pytools.admission.standin", "--validate", validate], env,
                      timeout_s=600) as upstream, \
-                started([py, "-m", "pytools.admission", "--upstream", upstream,
+                started([py, "-m", "pytools", "admission", "--upstream", upstream,
                          "--tenants", str(tenants), "--port", "0"], env) as proxy, \
                 httpx.Client(timeout=30.0) as client:
             direct_url = upstream + "/v1/completions"

@@ -19,7 +19,7 @@ import click
 
 from .display import ACCESS_LOG, redacted, shown, split_upstream
 from .limits import BODY_TIMEOUT_S, Limits
-from .policy import DEFAULT_MAX_BODY
+from .request_policy import DEFAULT_MAX_BODY
 from .tenants import SECRET_ENV, ConfigError, add_tenant, load_secret, load_tenants
 
 UPSTREAM_KEY_ENV = "PYTOOLS_ADMISSION_UPSTREAM_KEY"
@@ -162,7 +162,3 @@ def bench_cmd(requests: int, upstream_python: str | None, validate: str, as_json
     click.echo(f"  proxied  median {r.proxied_median_ms:.2f} ms   p99 {r.proxied_p99_ms:.2f} ms")
     click.echo(f"  overhead median {r.overhead_median_ms:.2f} ms   p99 {r.overhead_p99_ms:.2f} ms"
                " (per-pair difference)")
-
-
-if __name__ == "__main__":
-    main()

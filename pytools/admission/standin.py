@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from .policy import SALTED_ROUTES
+from .request_policy import SALTED_ROUTES
 from .salt import vllm_salt_problem
 
 Validator = Callable[[str, dict[str, Any]], str]

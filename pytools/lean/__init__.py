@@ -4,6 +4,8 @@
 :mod:`.modules` reads the library's import headers and orders its modules; :mod:`.build`
 compiles them (``lake build``, or our own incremental module builder); :mod:`.olean` reads
 the compiled ``.olean`` files; :mod:`.audit` enumerates and audits every declaration;
-:mod:`.library` says which files the library is made of and builds then audits it, the one
-way certify and :mod:`.review` (``pytools review-statements``) both use.
+:mod:`.build_audit` says which files the library is made of and builds then audits it, the
+one way certify and :mod:`.statement_review` (``pytools review-statements``) both use;
+:mod:`.axioms` names the allowed axioms (read by the audit and by the offline verifier);
+:mod:`.cli` holds the stage's commands.
 """

@@ -3,8 +3,8 @@
 * **Statement** (in-toto Statement v1): ``subject`` lists the manifest and every file it
   lists, each by path and SHA-256; ``predicateType`` is :data:`PREDICATE_TYPE`, whose
   ``predicate`` names the manifest (path and SHA-256), the published results, the audit policy
-  (:mod:`.policy`), the library's source tree and commit (:mod:`.provenance`) and the Lean
-  toolchain. Its bytes are its canonical JSON.
+  (:mod:`.certificate_policy`), the library's source tree and commit (:mod:`.provenance`) and
+  the Lean toolchain. Its bytes are its canonical JSON.
 * **Envelope** (DSSE): ``{"payload": base64(statement bytes), "payloadType":
   "application/vnd.in-toto+json", "signatures": [{"keyid", "sig"}]}``; each ``sig`` is Ed25519
   over ``PAE(payloadType, payload)`` = ``"DSSEv1" SP LEN(type) SP type SP LEN(body) SP body``
@@ -29,8 +29,8 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from .canonical import canonical_bytes, sha256_bytes
+from .certificate_policy import policy
 from .keys import TrustedKey, b64, keyid, unb64
-from .policy import policy
 from .strictjson import parse_json
 from .validation import SchemaSet, package_schemas
 

@@ -108,7 +108,4 @@ def write_canonical(path: str | os.PathLike[str], obj: Any) -> str:
 __all__ = [
     "BODY_HASH_KEY", "CanonicalError", "body_hash", "canonical_bytes",
     "check_body_hash", "sha256_bytes", "with_body_hash", "write_canonical",
-    # Re-exported only while publish/certify.py (part C) and results' generated-file writers
-    # (part B) still import it from here; delete after merging issue 23 (use pytools.files).
-    "atomic_write_bytes",
 ]

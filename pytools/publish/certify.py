@@ -5,11 +5,11 @@ from the compiled ``.olean`` files (:mod:`pytools.lean.audit`), compute each pub
 result's figures from its input files (:mod:`pytools.results.registry`), and emit one canonical,
 schema-valid certificate per result plus ``certificates/MANIFEST.json``. Each certificate
 records where it comes from (:mod:`.provenance`: the library's git tree, the commit, every
-audited ``.olean`` part) and the audit checks that ran (:mod:`.policy`); the manifest carries
-each theorem's term hash and printed-text hash. With ``--sign-key`` an in-toto statement
-over the release is signed into ``certificates/MANIFEST.intoto.jsonl`` (:mod:`.attest`).
-Nothing is written when anything is wrong; every file is written atomically, the manifest
-and then its signature last.
+audited ``.olean`` part) and the audit checks that ran (:mod:`.certificate_policy`); the
+manifest carries each theorem's term hash and printed-text hash. With ``--sign-key`` an
+in-toto statement over the release is signed into ``certificates/MANIFEST.intoto.jsonl``
+(:mod:`.attest`). Nothing is written when anything is wrong; every file is written
+atomically, the manifest and then its signature last.
 
 ``--check`` derives the same files in memory and fails if a committed one is missing,
 stale or different (CI runs it).
@@ -18,7 +18,6 @@ stale or different (CI runs it).
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,18 +25,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import click
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from pytools.lean import audit as audit_mod
+from pytools.files import atomic_write_bytes
 from pytools.lean.audit import certificate as audit_certificate
+from pytools.lean.audit import native as audit_native
 from pytools.lean.audit import reviewed
+from pytools.lean.audit.records import AuditError, AuditReport, Declaration
 from pytools.lean.build import BUILD_DIR, BuildResult
-from pytools.lean.library import build_and_audit, build_summary, library_files
-from pytools.lean.modules import BuildError
-from pytools.lean.olean import OleanError
-from pytools.lean.toolchain import Toolchain, ToolchainError, find_toolchain
-from pytools.paths import project_root, sha256_file
+from pytools.lean.build_audit import build_and_audit, build_summary, library_files
+from pytools.lean.toolchain import Toolchain, find_toolchain
+from pytools.paths import sha256_file
 from pytools.results.registry import published_results, published_theorems
 from pytools.results.spec import Evidence, ResultSpec
 
@@ -57,7 +55,7 @@ from .bundle import (
     with_summary,
     write_all,
 )
-from .canonical import atomic_write_bytes, canonical_bytes, sha256_bytes, with_body_hash
+from .canonical import canonical_bytes, sha256_bytes, with_body_hash
 from .compare import (
     commit_to_record,
     committed_toolchain,
@@ -65,14 +63,14 @@ from .compare import (
     compare_modulo_oleans,
     recorded_source,
 )
-from .keys import KeyFileError, load_signing_key
+from .keys import load_signing_key
 from .validation import SchemaSet, package_schemas
 
 RECEIPT = Path(".lake/build/pytools-receipt.json")
 
 __all__ = [
     "CERT_DIR", "ENVELOPE", "FIGURES_DIR", "MANIFEST", "README", "SCHEMA_VERSION",
-    "SUMMARY_END", "SUMMARY_START", "Derived", "assemble", "compare", "derive", "main", "run",
+    "SUMMARY_END", "SUMMARY_START", "Derived", "assemble", "compare", "derive", "run",
     "summary_block", "with_summary", "write_all",
 ]
 
@@ -83,15 +81,15 @@ def hashed_sources(root: Path) -> list[dict[str, str]]:
     return [{"path": p, "sha256": sha256_file(root / p)} for p in library_files(root)]
 
 
-def audit_summary(report_: audit_mod.AuditReport,
+def audit_summary(report_: AuditReport,
                   lean: dict[str, str] | None = None) -> dict[str, Any]:
     """The certificate's audit block (written by :mod:`pytools.lean.audit.certificate`)."""
     return audit_certificate.audit_block(report_, lean or {})
 
 
 def _theorem_entries(
-    spec: ResultSpec, by_name: dict[str, audit_mod.Declaration], problems: list[str],
-    report_: audit_mod.AuditReport,
+    spec: ResultSpec, by_name: dict[str, Declaration], problems: list[str],
+    report_: AuditReport,
 ) -> list[dict[str, Any]]:
     entries = []
     if not spec.theorems:
@@ -111,7 +109,7 @@ def _theorem_entries(
 def derive(
     root: Path,
     toolchain_identity: dict[str, str],
-    report_: audit_mod.AuditReport,
+    report_: AuditReport,
     results: tuple[ResultSpec, ...],
     *,
     source_commit: str | None | bool = True,
@@ -213,19 +211,19 @@ def _lean_env(toolchain: Toolchain, root: Path) -> dict[str, str]:
 
 
 def native_cross_check(
-    toolchain: Toolchain, root: Path, modules: list[str], report_: audit_mod.AuditReport,
+    toolchain: Toolchain, root: Path, modules: list[str], report_: AuditReport,
     results: tuple[ResultSpec, ...],
 ) -> list[str]:
     """Where a native Lean exists, `#print axioms` must agree with the .olean audit."""
     theorems = published_theorems(results)
     lean_cmd = [toolchain.lake, "env", "lean"] if toolchain.lake else list(toolchain.lean)
     env = _lean_env(toolchain, root)
-    native = audit_mod.native_axioms(lean_cmd, modules, theorems, cwd=root, env=env)
-    return audit_mod.compare_with_native(report_, native)
+    native = audit_native.native_axioms(lean_cmd, modules, theorems, cwd=root, env=env)
+    return audit_native.compare_with_native(report_, native)
 
 
 def audit_checks(
-    toolchain: Toolchain, root: Path, modules: list[str], report_: audit_mod.AuditReport,
+    toolchain: Toolchain, root: Path, modules: list[str], report_: AuditReport,
     results: tuple[ResultSpec, ...],
 ) -> tuple[list[str], dict[str, bool], dict[str, str]]:
     """The checks beside the .olean audit: the reviewed statements (always), and where a
@@ -234,7 +232,7 @@ def audit_checks(
     theorems = published_theorems(results)
     try:
         problems = reviewed.check(root, report_, theorems)
-    except audit_mod.AuditError as exc:
+    except AuditError as exc:
         problems = [f"{reviewed.REVIEWED_FILE}: cannot compare: {exc}"]
     ran = {"reviewed-statements": True}
     why: dict[str, str] = {}
@@ -242,13 +240,13 @@ def audit_checks(
         return problems, ran, why
     problems += native_cross_check(toolchain, root, modules, report_, results)
     ran["print-axioms"] = True
-    checker = audit_mod.find_leanchecker(toolchain.lean[0])
+    checker = audit_native.find_leanchecker(toolchain.lean[0])
     if checker is None:
         why["leanchecker"] = f"no leanchecker next to {toolchain.lean[0]} or on PATH"
         return problems, ran, why
     cmd = [toolchain.lake, "env", checker] if toolchain.lake else [checker]
     env = _lean_env(toolchain, root)
-    problems += audit_mod.run_leanchecker(cmd, modules, cwd=root, env=env)
+    problems += audit_native.run_leanchecker(cmd, modules, cwd=root, env=env)
     ran["leanchecker"] = True
     return problems, ran, why
 
@@ -335,48 +333,3 @@ def _write_receipt(root: Path, toolchain: Toolchain, built: BuildResult,
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     atomic_write_bytes(root / RECEIPT, canonical_bytes(receipt))
-
-
-# --------------------------------------------------------------------------- the CLI
-
-
-def _print_table(derived: Derived, timings: dict[str, float], check: bool) -> None:
-    click.echo(f"{'result':<24} {'theorems':>8}  {'axioms':<40} status")
-    for result_id, count, axioms, status in derived.rows:
-        click.echo(f"{result_id:<24} {count:>8}  {axioms:<40} {status}")
-    click.echo(
-        "timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())
-    )
-    for note in derived.notes:
-        click.echo(f"note: {note}")
-    for problem in derived.problems:
-        click.echo(f"FINDING: {problem}", err=True)
-    verb = "checked" if check else "written"
-    if derived.problems:
-        click.echo(f"certify FAILED: {len(derived.problems)} finding(s); nothing {verb}.",
-                   err=True)
-    else:
-        click.echo(f"certify ok: {len(derived.files)} files {verb}.")
-
-
-@click.command()
-@click.option("--check", is_flag=True,
-              help="Re-derive everything and fail if a committed file is stale or differs.")
-@click.option("--lean", default=None, help="A native `lean`, or `wasm` (see `pytools toolchain`).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None)
-@click.option("--sign-key", type=click.Path(path_type=Path), default=None,
-              help="Ed25519 private key (PEM, mode 0600, never in the repository): sign the "
-              f"release into {ENVELOPE}.")
-def main(check: bool, lean: str | None, jobs: int | None, sign_key: Path | None) -> None:
-    """Build, audit every declaration, and emit (or --check) the certificates."""
-    try:
-        outcome = run(project_root(), check, lean, jobs, sign_key, say=click.echo)
-    except (ToolchainError, BuildError, audit_mod.AuditError, OleanError, KeyFileError) as exc:
-        raise click.ClickException(str(exc)) from exc
-    if outcome.derived is not None:
-        _print_table(outcome.derived, outcome.timings, check)
-    sys.exit(0 if outcome.ok else 1)
-
-
-if __name__ == "__main__":
-    main()

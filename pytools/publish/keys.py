@@ -22,7 +22,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import click
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -201,17 +200,3 @@ def unb64(text: str) -> bytes:
     standard = text.replace("-", "+").replace("_", "/").rstrip("=")
     return base64.b64decode((standard + "=" * (-len(standard) % 4)).encode("ascii"),
                             validate=True)
-
-
-@click.command("keygen")
-@click.argument("private", type=click.Path(path_type=Path))
-@click.argument("public", type=click.Path(path_type=Path))
-def keygen(private: Path, public: Path) -> None:
-    """Make an Ed25519 key pair: PRIVATE (PEM, 0600; keep it OUT of the repository) signs with
-    `certify --sign-key`; PUBLIC is what auditors pass to `verify --key`, obtained from you
-    out of band, never from the bundle."""
-    try:
-        kid = generate(private, public)
-    except KeyFileError as exc:
-        raise click.ClickException(str(exc)) from exc
-    click.echo(f"wrote {private} (private, 0600) and {public}; key id {kid}")

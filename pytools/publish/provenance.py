@@ -2,7 +2,7 @@
 taken from, and the SHA-256 of every compiled ``.olean`` part the audit read.
 
 The **library tree** is the git tree object that has exactly the entries
-:data:`~pytools.lean.library.LIBRARY_ENTRIES` of the repository root (the library's folder,
+:data:`~pytools.lean.build_audit.LIBRARY_ENTRIES` of the repository root (the library's folder,
 its root module, ``lakefile.lean`` and ``lean-toolchain``) with their contents, hashed the
 way git hashes trees (SHA-1 object ids). It is computed here in Python from the files on
 disk, so it needs no git and works on an unpacked tarball; on a git checkout an auditor gets
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from pytools.lean.build import BUILD_DIR
-from pytools.lean.library import LIBRARY_ENTRIES
+from pytools.lean.build_audit import LIBRARY_ENTRIES
 from pytools.lean.olean import PART_SUFFIXES
 from pytools.paths import sha256_file
 

@@ -9,15 +9,15 @@ A file is **green** only if
 * for a certificate: a supported ``schema_version``, the certificate schema and its result's
   figures schema hold, ``body_sha256`` checks out, every theorem it names is published *for
   its result* with the same term hash and the same printed-text hash (recomputed here from the
-  text it shows), and its own audit fields meet the policy (:mod:`.policy`).
+  text it shows), and its own audit fields meet the policy (:mod:`.certificate_policy`).
 
 Anything else is **red**, with every reason found; a red verdict carries no "ok" code. Each
 reason is ``"<code>: <detail>"``; what each code does to a verdict is the one table of
 :mod:`.codes`, which the in-browser verifier of the static site reads too (it reaches the same
 verdict with the same reasons).
 
-The command, ``pytools verify`` (:mod:`pytools.verify`), is a thin layer over
-:func:`run_verify`.
+The command, ``pytools verify`` (:mod:`pytools.publish.cli`), is a thin layer over
+:func:`run_verify` and the :class:`VerifyReport` it returns.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from .anchor import Anchor, AnchorOptions, check_anchor
 from .anchor import normalise_pin as _normalise_pin
 from .attest import ENVELOPE_NAME
 from .canonical import BODY_HASH_KEY, body_hash, canonical_bytes, sha256_bytes
+from .certificate_policy import ALLOWED_AXIOMS, policy_problems
 from .codes import OK_CODES, code_of, is_red
 from .keys import KeyFileError, load_trusted_keys
 from .manifest import (
@@ -43,14 +44,13 @@ from .manifest import (
     manifest_problems,
     read_limited,
 )
-from .policy import ALLOWED_AXIOMS, policy_problems
 from .strictjson import MAX_BYTES, MAX_DEPTH, json_depth, parse_json
 from .validation import SchemaSet, package_schemas
 
 __all__ = [
-    "DEFAULT_MANIFEST", "MAX_BYTES", "MAX_DEPTH", "Manifest", "Verdict", "VerifyError",
-    "anchor_options", "json_depth", "load_manifest", "parse_json", "run_verify",
-    "verify_bytes", "verify_file",
+    "DEFAULT_MANIFEST", "MAX_BYTES", "MAX_DEPTH", "Manifest", "ManifestCheck", "Verdict",
+    "VerifyError", "VerifyReport", "anchor_options", "json_depth", "load_manifest",
+    "parse_json", "run_verify", "verify_bytes", "verify_file",
 ]
 
 #: At most this many schema violations are listed per file.
@@ -331,45 +331,78 @@ def bundled_keys(keys: list[Path], manifest_path: Path) -> list[str]:
     return [str(k) for k in keys if k.resolve().is_relative_to(base)]
 
 
+@dataclass(frozen=True)
+class ManifestCheck:
+    """The manifest a run verified against: its path and, when it could be used, its SHA-256
+    and the anchor the auditor asked for; otherwise why it could not (``error``)."""
+
+    path: str
+    sha256: str | None = None
+    anchor: Anchor | None = None
+    error: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``manifest`` object of ``pytools verify --json`` (README)."""
+        if self.anchor is None:
+            return {"path": self.path, "error": self.error}
+        return {"path": self.path, "sha256": self.sha256, "anchor": {
+            "summary": self.anchor.summary, "reasons": list(self.anchor.reasons),
+            "codes": list(self.anchor.codes), "signer": self.anchor.signer,
+            "envelope": self.anchor.envelope}}
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """One run: the manifest and its anchor, one verdict per input in order (an input that
+    could not be read is a red verdict with its ``error``), and the exit status (0 every input
+    green, 1 one red, 2 an input or the manifest unusable)."""
+
+    manifest: ManifestCheck
+    verdicts: tuple[Verdict, ...]
+    status: int
+
+    @property
+    def green(self) -> bool:
+        """Every input green under a usable manifest."""
+        return self.status == 0
+
+    def as_json(self) -> dict[str, Any]:
+        """The report of ``pytools verify --json``, in its key order."""
+        return {"manifest": self.manifest.as_json(),
+                "verdicts": [v.as_json() for v in self.verdicts], "green": self.green}
+
+
 def run_verify(
     files: list[Path],
     manifest_path: Path,
     options: AnchorOptions,
     signature: Path | None,
-) -> tuple[dict[str, Any], int]:
-    """Verify ``files`` (none: the manifest and every file it lists); the JSON report and
-    the exit status. Never raises for a bad input file: it is listed with its error."""
-    report: dict[str, Any] = {"manifest": {"path": str(manifest_path)}, "verdicts": []}
+) -> VerifyReport:
+    """Verify ``files`` (none: the manifest and every file it lists). Never raises for a bad
+    input file or manifest: the report carries its error."""
     try:
         manifest = load_manifest(manifest_path)
         anchor = anchor_for(manifest, manifest_path, options, signature)
     except VerifyError as exc:
-        report["manifest"]["error"] = str(exc)
-        report["verdicts"] = [unreadable(f, "not checked: the manifest is unusable").as_json()
-                              for f in files]
-        report["green"] = False
-        return report, 2
-    report["manifest"].update({
-        "sha256": manifest.sha256,
-        "anchor": {"summary": anchor.summary, "reasons": list(anchor.reasons),
-                   "codes": list(anchor.codes), "signer": anchor.signer,
-                   "envelope": anchor.envelope},
-    })
+        return VerifyReport(
+            ManifestCheck(str(manifest_path), error=str(exc)),
+            tuple(unreadable(f, "not checked: the manifest is unusable") for f in files), 2)
     if not files:
         root = bundle_root(manifest_path)
         files = [manifest_path] + [root / p for p in sorted(manifest.listed_paths())]
         if anchor.envelope_sha256 is not None and anchor.envelope:
             files.append(Path(anchor.envelope))
     status = 0
+    verdicts: list[Verdict] = []
     for file in files:
         try:
             verdict = verify_file(file, manifest, anchor)
         except VerifyError as exc:
-            report["verdicts"].append(unreadable(file, str(exc), anchor).as_json())
+            verdicts.append(unreadable(file, str(exc), anchor))
             status = 2
             continue
-        report["verdicts"].append(verdict.as_json())
+        verdicts.append(verdict)
         if not verdict.green:
             status = max(status, 1)
-    report["green"] = status == 0
-    return report, status
+    return VerifyReport(ManifestCheck(str(manifest_path), manifest.sha256, anchor),
+                        tuple(verdicts), status)

@@ -1,5 +1,6 @@
-"""``pytools regenerate [RESULT...] [--check]``: rewrite (or check) every generated file the
-published results list (:attr:`~pytools.results.spec.ResultSpec.generated`).
+"""What ``pytools regenerate [RESULT...] [--check]`` (:mod:`.cli`) does: rewrite (or check)
+every generated file the published results list
+(:attr:`~pytools.results.spec.ResultSpec.generated`).
 
 Without ``--check`` each file whose bytes would change is rewritten atomically, in the order
 its result lists them, and named; with ``--check`` nothing is written and the command exits 1
@@ -12,8 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import click
-
-from pytools.paths import project_root
 
 from .generated import GenerationError
 from .registry import published_results
@@ -49,14 +48,3 @@ def regenerate_files(files: Sequence[GeneratedFile], root: Path, check: bool) ->
         except GenerationError as exc:
             raise click.ClickException(str(exc)) from exc
         click.echo(f"wrote {g.path}" if wrote else f"{g.path}: up to date")
-
-
-@click.command("regenerate")
-@click.argument("results", nargs=-1, metavar="[RESULT]...")
-@click.option("--check", is_flag=True,
-              help="Write nothing; exit 1 listing every stale file and its first differing line.")
-@click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Repository root (default: the project root).")
-def main(results: tuple[str, ...], check: bool, root: Path | None) -> None:
-    """Rewrite (or check) the generated files of RESULT (default: every result)."""
-    regenerate_files(selected_files(results), root or project_root(), check)

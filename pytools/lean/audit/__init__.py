@@ -5,23 +5,27 @@ by the registry WebAssembly build) and never greps sources (one rule excepted, s
 reads the compacted regions with :mod:`pytools.lean.olean`, walks constant references, and
 judges what it read with the rules of :mod:`.rules`.
 
-Public API (stable; the certify step calls it):
+Public API (stable; the certify step calls it), each imported from its module (this package
+imports nothing up front, so a module that needs one name of the audit loads only that part):
 
-* :func:`audit_modules` ``(modules, search_path, *, core_dir, root, sources, ...) ->
+* :func:`.walk.audit_modules` ``(modules, search_path, *, core_dir, root, sources, ...) ->
   AuditReport`` — one batched pass: enumerate every declaration, compute the axioms each
   depends on transitively, and apply every rule.
-* :class:`Declaration`, :class:`Finding`, :class:`AuditReport` — frozen records.
-* :func:`native_axioms` / :func:`compare_with_native` — where a native Lean exists, ask it
-  (``#print axioms``) and list disagreements with this reader; :func:`run_leanchecker` —
-  kernel replay of every module.
+* :class:`.records.Declaration`, :class:`.records.Finding`, :class:`.records.AuditReport` —
+  frozen records.
+* :func:`.native.native_axioms` / :func:`.native.compare_with_native` — where a native Lean
+  exists, ask it (``#print axioms``) and list disagreements with this reader;
+  :func:`.native.run_leanchecker` — kernel replay of every module.
 * :mod:`.reviewed` — the reviewed statements file; :mod:`.certificate` — what certify prints.
 * CLI: ``pytools audit MODULE... [--search-path P]... [--core DIR] [--root M]``
-  prints a table and exits non-zero (1) on any finding, 2 on unreadable input.
+  (:mod:`pytools.lean.cli`) prints a table and exits non-zero (1) on any finding, 2 on
+  unreadable input.
 
 The trusted part is small and apart: :mod:`.policy` (pinned data: the allowed axioms by
-identity, the kernel's builtin names, the trust-relevant extensions, the kernel-disabling
-options) and :mod:`.rules` (one function per rule, each docstring naming its planted defect).
-Everything else reads files into :class:`.rules.LibraryFacts`.
+identity, their names stated once in :mod:`pytools.lean.axioms`, the kernel's builtin names,
+the trust-relevant extensions, the kernel-disabling options) and :mod:`.rules` (one function
+per rule, each docstring naming its planted defect). Everything else reads files into
+:class:`.rules.LibraryFacts`.
 
 Axioms. Allowed: exactly core's ``propext``, ``Classical.choice``, ``Quot.sound``, by identity
 (declaring core module and type hash, read from the verified core library); everything else
@@ -52,27 +56,3 @@ Pointer width: the reader handles the 32-bit layout (registry WebAssembly Lean, 
 64-bit layout of native Lean (implemented, tested only on synthetic regions: no native Lean
 here).
 """
-
-from .auxiliary import classify_auxiliary
-from .library import Library, default_cache_dir, module_file
-from .native import (
-    compare_with_native,
-    find_leanchecker,
-    native_axioms,
-    parse_print_axioms,
-    run_leanchecker,
-)
-from .policy import ALLOWED_AXIOMS, KERNEL_BUILTINS, NATIVE_AXIOMS, SORRY_AXIOMS
-from .records import RULE_MESSAGES, AuditError, AuditReport, Declaration, Finding
-from .rules import RULES, apply_rules, rule_name
-from .statements import INFIX, pp_expr, statement_sha256
-from .walk import audit_modules, enumerate_declarations
-
-__all__ = [
-    "ALLOWED_AXIOMS", "INFIX", "KERNEL_BUILTINS", "NATIVE_AXIOMS", "RULES", "RULE_MESSAGES",
-    "SORRY_AXIOMS", "AuditError", "AuditReport", "Declaration", "Finding", "Library",
-    "apply_rules", "audit_modules", "classify_auxiliary", "compare_with_native",
-    "find_leanchecker",
-    "default_cache_dir", "enumerate_declarations", "module_file", "native_axioms",
-    "parse_print_axioms", "pp_expr", "rule_name", "run_leanchecker", "statement_sha256",
-]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pytools.lean.axioms import ALLOWED_AXIOM_NAMES
+
 
 @dataclass(frozen=True)
 class AxiomPin:
@@ -32,6 +34,9 @@ ALLOWED_AXIOMS: dict[str, AxiomPin] = {
     "Quot.sound": AxiomPin(
         "Init.Core", "00c1d1c2249b18fa53984b0d4b6b73f47f4de716e141629661d84fa073f136b2"),
 }
+if sorted(ALLOWED_AXIOMS) != sorted(ALLOWED_AXIOM_NAMES):  # pragma: no cover - a wiring mistake
+    raise ImportError("pytools.lean.audit.policy: the pinned axioms differ from "
+                      "pytools.lean.axioms.ALLOWED_AXIOM_NAMES, the names verify checks")
 
 #: Characters allowed in the library's names (and its statements' binder names), as
 #: inclusive code point ranges: ASCII letters, digits, ``_``, ``'``, ``!``, ``?`` (Lean's ASCII

@@ -1,4 +1,5 @@
-"""The static product page: ``pytools site [--out site/]``.
+"""The static product page that ``pytools site [--out site/]`` (:mod:`pytools.publish.cli`)
+builds.
 
 Built only from the published files: ``certificates/MANIFEST.json`` and every file it lists
 (each re-hashed; a file that is missing or whose SHA-256 differs from the manifest stops the
@@ -27,18 +28,15 @@ import base64
 import datetime as dt
 import hashlib
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import click
 import jinja2
 
-from pytools.paths import project_root
 from pytools.publish.codes import table_for_page
-from pytools.publish.keys import KeyFileError, TrustedKey, load_trusted_keys
+from pytools.publish.keys import TrustedKey
 
 from .display import FOLD_ROWS, LONG_LIMITS
 from .evidence import CHECK_LABELS, RULES, STALE_DAYS
@@ -227,45 +225,3 @@ def build_site(
     if release.envelope is not None:
         files[release.envelope_rel] = release.envelope
     return place_site(out, files, force=force) / "index.html"
-
-
-@click.command()
-@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
-              help="Output folder (default: site/ under the project root): absent or empty, "
-              "or an earlier site of this tool with --force. A regular file, a read-only "
-              "folder or a non-empty folder that is not a site of this tool is refused and "
-              "left untouched.")
-@click.option("--force", is_flag=True,
-              help="Replace an earlier site at --out (a folder with the .pytools-site.json "
-              "marker this tool writes), only if it holds nothing but the files the tool "
-              "wrote there, unedited; anything else is named and nothing is replaced.")
-@click.option("--manifest", "manifest_path", type=click.Path(path_type=Path), default=None,
-              help="Manifest to build from (default: certificates/MANIFEST.json).")
-@click.option("--root", "root", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Project root the manifest's paths are relative to.")
-@click.option("--recompute", is_flag=True,
-              help="Recompute every result's figures from its inputs (slower; the page then "
-              "says 'recomputed from X' instead of 'hash of X matched').")
-@click.option("--key", "keys", multiple=True, type=click.Path(path_type=Path),
-              help="The publisher's public key (PEM), for the page's signed samples; the page "
-              "never pre-fills or trusts it.")
-def main(out: Path | None, force: bool, manifest_path: Path | None, root: Path | None,
-         recompute: bool, keys: tuple[Path, ...]) -> None:
-    """Build the static product page with its offline verifier."""
-    root = (root or project_root()).resolve()
-    try:
-        publisher = load_trusted_keys(list(keys)) if keys else None
-        index = build_site(root, out or root / "site", manifest_path,
-                           recompute=registry_recompute if recompute else None,
-                           publisher_keys=publisher, force=force)
-    except (SiteError, KeyFileError) as exc:
-        hint = ""
-        if "MANIFEST.json: no such file" in str(exc):
-            hint = " (run pytools certify first)"
-        click.echo(f"error: {exc}{hint}", err=True)
-        sys.exit(1)
-    click.echo(f"wrote {index}")
-
-
-if __name__ == "__main__":
-    main()

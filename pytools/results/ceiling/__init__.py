@@ -5,5 +5,5 @@
 :mod:`.bypass_table` is the certificate's table of Belady with and without bypass;
 :mod:`.scale` goes past one machine (DuckDB, Dask, SHARDS sampling); :mod:`.lean_instance`
 generates the kernel-checked Lean instance; :mod:`.result` is the published result;
-:mod:`.cli` (with :mod:`.scale_cli`) the ``pytools ceiling`` command line.
+:mod:`.cli` the ``pytools ceiling`` command line.
 """

@@ -4,7 +4,6 @@ the generated Lean files: ``pytools regenerate single-owner-kernel``)."""
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
@@ -49,7 +48,3 @@ def summary_cmd() -> None:
     except KernelRefError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(json.dumps(ev.figures, indent=2, sort_keys=True))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

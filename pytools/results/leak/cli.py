@@ -152,7 +152,7 @@ def run_cmd(root: Path, engine: str, out: Path | None, python: str | None, here:
 
 def _rerun_with_engines(root: Path, python: str | None, engine: str,
                         exc: EngineUnavailable, here: bool, args: list[str]) -> NoReturn:
-    """The engine is not importable by this interpreter: run ``pytools.leak ARGS`` with the
+    """The engine is not importable by this interpreter: run ``pytools leak ARGS`` with the
     engines' own (``--here`` forbids it), and exit with its status."""
     if here:
         raise click.ClickException(str(exc)) from None
@@ -163,7 +163,7 @@ def _rerun_with_engines(root: Path, python: str | None, engine: str,
             f"or pass --python / ${ENGINES_PYTHON_ENV})") from None
     click.echo(f"{engine} is not importable here; running with {other}", err=True)
     env = {**os.environ, "PYTHONPATH": str(root)}
-    cmd = [str(other), "-m", "pytools.leak", "--root", str(root), *args]
+    cmd = [str(other), "-m", "pytools", "leak", "--root", str(root), *args]
     sys.exit(subprocess.run(cmd, cwd=root, env=env).returncode)
 
 
@@ -319,7 +319,3 @@ def evidence_cmd(root: Path) -> None:
                                              for i in ev.inputs]}
     json.dump(doc, sys.stdout, indent=2, sort_keys=True)
     sys.stdout.write("\n")
-
-
-if __name__ == "__main__":
-    main()

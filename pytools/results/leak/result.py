@@ -48,7 +48,7 @@ RESULT_TITLE = ("The cross-tenant prefix-cache leak on vLLM's and SGLang's own c
                 "closed by a keyed salt bound at admission")
 PRIMARY, SECOND = CERTIFIED_ENGINES
 #: Code whose hash the certificate binds: the salt function and the policy the scenarios use.
-CODE_INPUTS = ("pytools/admission/salt.py", "pytools/admission/policy.py",
+CODE_INPUTS = ("pytools/admission/salt.py", "pytools/admission/request_policy.py",
                "pytools/results/leak/probe.py", "pytools/results/leak/probe_engines.py",
                "pytools/results/leak/probe_record.py", "pytools/results/leak/lmcache_pool.py",
                "pytools/results/leak/price.py", "pytools/results/leak/served.py",

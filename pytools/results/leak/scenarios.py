@@ -13,9 +13,9 @@ Per prompt pair, each scenario on a fresh cache, tenant A the victim, tenant B t
 * ``per_tenant_salt``: the same, each client sending its own guessable salt (its tenant id);
 * ``guessable_salt``: A with its guessable salt, then B sends A's guessable salt;
 * ``keyed_salt``: every request goes through the admission policy
-  (:func:`pytools.admission.policy.admit`, the deployed code): A's request gets A's keyed salt;
-  B's request carrying A's guessable salt is refused (counted); B's request without a salt gets
-  B's keyed salt; then A again.
+  (:func:`pytools.admission.request_policy.admit`, the deployed code): A's request gets A's
+  keyed salt; B's request carrying A's guessable salt is refused (counted); B's request
+  without a salt gets B's keyed salt; then A again.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pytools.admission.policy import Admitted, admit
+from pytools.admission.request_policy import Admitted, admit
 from pytools.admission.salt import keyed_salt
 
 from .prompts import PromptPair

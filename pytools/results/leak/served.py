@@ -266,7 +266,7 @@ def admission_proxy(python: str, upstream: str, tenants: Sequence[str], secret: 
     root = str(Path(__file__).resolve().parents[3])
     env = {**os.environ, SECRET_ENV: secret.hex(), "PYTHONUNBUFFERED": "1", "PYTHONPATH": root}
     env.pop("PYTOOLS_ADMISSION_UPSTREAM_KEY", None)
-    with started([python, "-m", "pytools.admission", "--upstream", upstream, "--tenants",
+    with started([python, "-m", "pytools", "admission", "--upstream", upstream, "--tenants",
                   str(path), "--port", "0"], env) as url:
         yield Proxy(url=url, keys=keys)
 

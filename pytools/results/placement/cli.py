@@ -198,7 +198,3 @@ def evidence_cmd(root: Path) -> None:
            "inputs": [{"path": i.path, "sha256": i.sha256} for i in ev.inputs]}
     json.dump(doc, sys.stdout, indent=2, sort_keys=True)
     sys.stdout.write("\n")
-
-
-if __name__ == "__main__":
-    main()

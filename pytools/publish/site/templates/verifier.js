@@ -1,7 +1,7 @@
 /* In-browser certificate verifier: the same checks, in the same order and with the same
  * reasons, as pytools/publish/verify.py (verify_bytes), anchor.py (pin, signature),
  * attest.py (DSSE + in-toto, Ed25519 through WebCrypto), manifest.py, validation.py and
- * policy.py. Pure logic, no DOM, no network; it also runs under Node for the tests.
+ * certificate_policy.py. Pure logic, no DOM, no network; it also runs under Node for the tests.
  * Numbers: integers are kept as BigInt and floats are printed the way Python's repr()
  * prints them, so canonical bytes match Python's. */
 "use strict";
@@ -23,7 +23,7 @@ var PCV = (function () {
     var found = CODES.filter(function (c) { return c.code === code; });
     return found.length ? found[0].meaning : "";
   }
-  /* pytools.publish.policy */
+  /* pytools.publish.certificate_policy */
   var ALLOWED_AXIOMS = ["Classical.choice", "Quot.sound", "propext"];
   var REQUIRED_CHECKS = ["olean-audit", "reviewed-statements"];
   /* pytools.publish.attest */
@@ -462,7 +462,7 @@ var PCV = (function () {
     catch (e) { throw new JsonError("not UTF-8"); }
   }
 
-  /* ---- the policy (mirrors pytools.publish.policy.policy_problems) ---- */
+  /* ---- the policy (mirrors pytools.publish.certificate_policy.policy_problems) ---- */
   function policyProblems(cert) {
     var problems = [];
     var audit = cert.get("audit");

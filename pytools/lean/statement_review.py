@@ -1,7 +1,7 @@
 """``pytools review-statements [--accept]``: show, or deliberately accept, what the published
 theorems now say (``reviewed/statements.json``, see :mod:`pytools.lean.audit.reviewed`).
 
-The library is built and audited the one way certify does it (:func:`.library.build_and_audit`:
+The library is built and audited the one way certify does it (:func:`.build_audit.build_and_audit`:
 every rule, the ``kernel-option`` rule on the library's files included), so a finding certify
 would report is reported here too. Without ``accept`` every difference between the library
 and the reviewed file is listed (certify reports the same differences). With ``accept`` the
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .audit import reviewed
-from .library import build_and_audit, build_summary
+from .build_audit import build_and_audit, build_summary
 from .toolchain import Toolchain
 
 
@@ -43,7 +43,7 @@ def review_statements(root: Path, toolchain: Toolchain, theorems: Sequence[str],
                       say: Callable[[str], None] = lambda line: None) -> Review:
     """Build and audit the library, then compare its published ``theorems`` with the
     reviewed file (or, with ``accept`` and no finding, rewrite the file). ``say`` receives
-    the build's summary. Raises what :func:`.library.build_and_audit` raises."""
+    the build's summary. Raises what :func:`.build_audit.build_and_audit` raises."""
     audited = build_and_audit(root, toolchain, meanings_for=theorems)
     say(build_summary(audited.built))
     if audited.report is None:

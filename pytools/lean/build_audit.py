@@ -3,8 +3,8 @@
 Defined once here for every stage that needs them: certify hashes :func:`library_files` into
 each certificate's ``sources`` and audits what :func:`build_and_audit` gives it;
 provenance hashes the git tree of :data:`LIBRARY_ENTRIES`; ``pytools review-statements``
-(:mod:`pytools.lean.review`) compares what :func:`build_and_audit` gives it with the reviewed
-statements. Nothing here prints: the commands do.
+(:mod:`pytools.lean.statement_review`) compares what :func:`build_and_audit` gives it with the
+reviewed statements. Nothing here prints: the commands do.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .audit import AuditReport, audit_modules
+from .audit.records import AuditReport
+from .audit.walk import audit_modules
 from .build import BUILD_DIR, BuildResult, build, lake_build, report
 from .modules import LIBRARY_ROOTS, Module, discover, topological_order
 from .statement_check import CheckRun, checker
