@@ -184,10 +184,10 @@ theorem views_eq_mine {q : Fin T → Nat} {P : Policy T κ} (hP : PerTenant q P)
         ((hP.others c r t (fun h' => hr h'.symm)).trans h)
 
 /-- **A sufficient condition for noninterference.** For every quota `q`, every design `P` of the
-class `PerTenant q` (whose fields are the unwinding conditions), every tenant `t` and every two histories `rs`, `rs'` with the same
-subsequence of `t`'s requests, served from pools `c`, `c'` that hold the same entries of `t`
-(e.g. both empty), every request of `t` gets the same observation: `t`'s observations are the
-same list. -/
+class `PerTenant q` (whose fields are the unwinding conditions), every tenant `t` and every two
+histories `rs`, `rs'` with the same subsequence of `t`'s requests, served from pools `c`, `c'`
+that hold the same entries of `t` (e.g. both empty), every request of `t` gets the same
+observation: `t`'s observations are the same list. -/
 theorem perTenant_noninterference {q : Fin T → Nat} {P : Policy T κ} (hP : PerTenant q P)
     (t : Fin T) {c c' : Pool T κ} (hc : part t c = part t c') {rs rs' : List (Ask T κ)}
     (h : mine t rs = mine t rs') : views P t c rs = views P t c' rs' := by
