@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,6 +24,7 @@ from pytools.results.leak.partition import (
     State,
     Submit,
 )
+from pytools.results.leak.partition_cases import CASES_LEAN, render
 
 TENANTS = 3
 
@@ -178,3 +180,40 @@ def test_reference_follows_the_engine_order() -> None:
     assert seen == Seen(REFUSED, 0) and P.cached_hashes(s, 0) == [2]
     s, seen = P.step(q, s, Submit(0, 2, (2, 1)))
     assert seen == Seen(ADMITTED, 2) and P.cached_hashes(s, 0) == []
+
+
+def _mru_alloc(room: int, i: int, blocks: tuple[P.Blk, ...],
+               hashes: Sequence[int]) -> tuple[tuple[P.Blk, ...], int] | None:
+    """Planted defect: eviction of the most recently freed unheld block instead of the LRU."""
+    for h in hashes:
+        new = P.Blk(i, h, 1)
+        if room > 0:
+            room, blocks = room - 1, blocks + (new,)
+        else:
+            unheld = [k for k, b in enumerate(blocks) if b.unheld]
+            if not unheld:
+                return None
+            blocks = blocks[:unheld[-1]] + blocks[unheld[-1] + 1:] + (new,)
+        i += 1
+    return blocks, room
+
+
+def _head_first_release(ids: Sequence[int], blocks: tuple[P.Blk, ...]) -> tuple[P.Blk, ...]:
+    """Planted defect: a finished request's blocks released head first (not tail first)."""
+    for i in reversed(list(ids)):
+        blocks = P.release(i, blocks)
+    return blocks
+
+
+def test_committed_lean_cases_are_what_the_reference_computes(repo_root: Path) -> None:
+    """Proofs/Leak/PartitionCases.lean (each case checked by the kernel against Lean's step) is
+    exactly what the reference writes: the two agree on every case."""
+    assert (repo_root / CASES_LEAN).read_text(encoding="utf-8") == render()
+
+
+@pytest.mark.parametrize("name, defect", [("alloc", _mru_alloc),
+                                          ("release_all", _head_first_release)])
+def test_planted_defect_a_changed_reference_disagrees_with_the_lean_cases(
+        repo_root: Path, monkeypatch: pytest.MonkeyPatch, name: str, defect: object) -> None:
+    monkeypatch.setattr(P, name, defect)
+    assert (repo_root / CASES_LEAN).read_text(encoding="utf-8") != render()
