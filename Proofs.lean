@@ -16,6 +16,8 @@ public import Proofs.Kernel.Workflows
 public import Proofs.Placement.Wall
 public import Proofs.Leak.Salted
 public import Proofs.Leak.Eviction
+public import Proofs.Leak.Partition
+public import Proofs.Leak.PartitionCases
 public import Proofs.Leak.Table
 public import Proofs.Placement.Farthest
 public import Proofs.Placement.Optimal
@@ -65,6 +67,13 @@ The library's root: importing `Proofs` brings every published result.
 * `Proofs.Leak.Eviction` — the salted cache under eviction: a partitioned cache (every
   per-tenant policy with quotas) is noninterferent for tenants and gives each tenant exactly a
   private cache of its quota; a shared LRU pool is not (prime and probe through eviction).
+* `Proofs.Leak.Partition` — the design a serving engine runs: one physical pool of `C` slots
+  split by quotas with `Σ q ≤ C`, running requests holding their blocks, freed blocks cached
+  and evicted only inside their tenant's partition, refusal when the partition is exhausted:
+  noninterferent for tenants (verdicts and hits), proved from the step's definition; the same
+  pool shared without quotas interferes through refusals and through hits.
+  `Proofs.Leak.PartitionCases` — the kernel runs that step on 3 fixed histories and gets the
+  observations the Python reference (`pytools/results/leak/partition.py`) computes.
 * `Proofs.Leak.Table` — an exact design that stores each block once beside a T·n-bit access
   table, serving exactly what the keyed salted cache serves: the floor counts bits, not copies.
 -/

@@ -31,9 +31,15 @@ prime-and-probe channel through eviction. Salting closes direct reuse, not this 
 
 ## Results, in words
 
-1. `perTenant_noninterference`: for every quota `q`, every design of the class `PerTenant q`,
-   every tenant `t` and every two histories with the same subsequence of `t`'s requests (from
-   pools that hold the same entries of `t`), every request of `t` gets the same observation.
+1. `perTenant_noninterference`, a sufficient condition: for every quota `q`, every design of the
+   class `PerTenant q` (whose fields are the unwinding conditions themselves), every tenant `t`
+   and every two histories with the same subsequence of `t`'s requests (from pools that hold
+   the same entries of `t`), every request of `t` gets the same observation. Its one instance
+   here, `quotaLru`, is `T` disjoint lists: no shared physical pool, no blocks held by running
+   requests, no refusals. The theorem about the design a serving engine runs (one physical pool
+   split by quotas, held blocks, eviction inside the partition, refusals) is
+   `KVCache.Leak.Partition.noninterference` in `Proofs.Leak.Partition`, proved from that
+   design's step.
 2. `lru_interference`: for every capacity `k ≥ 1`, every `T ≥ 2` tenants and every tenant `t`,
    the shared LRU pool has two histories with the same requests of `t` that give `t` different
    observations (`t` primes one block, another tenant sends `k` blocks or nothing, `t` probes:
@@ -177,11 +183,11 @@ theorem views_eq_mine {q : Fin T → Nat} {P : Policy T κ} (hP : PerTenant q P)
       exact views_eq_mine hP t rs (P c r) c'
         ((hP.others c r t (fun h' => hr h'.symm)).trans h)
 
-/-- **Noninterference of the partitioned design.** For every quota `q`, every design `P` of the
-class `PerTenant q`, every tenant `t` and every two histories `rs`, `rs'` with the same
-subsequence of `t`'s requests, served from pools `c`, `c'` that hold the same entries of `t`
-(e.g. both empty), every request of `t` gets the same observation: `t`'s observations are the
-same list. -/
+/-- **A sufficient condition for noninterference.** For every quota `q`, every design `P` of the
+class `PerTenant q` (whose fields are the unwinding conditions), every tenant `t` and every two
+histories `rs`, `rs'` with the same subsequence of `t`'s requests, served from pools `c`, `c'`
+that hold the same entries of `t` (e.g. both empty), every request of `t` gets the same
+observation: `t`'s observations are the same list. -/
 theorem perTenant_noninterference {q : Fin T → Nat} {P : Policy T κ} (hP : PerTenant q P)
     (t : Fin T) {c c' : Pool T κ} (hc : part t c = part t c') {rs rs' : List (Ask T κ)}
     (h : mine t rs = mine t rs') : views P t c rs = views P t c' rs' := by

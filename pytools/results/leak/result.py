@@ -88,6 +88,16 @@ THEOREMS: tuple[str, ...] = tuple(
         "lru_interference",
         "lru_not_perTenant",
         "interference_of_evicts",
+        "Partition.noninterference",
+        "Partition.views_eq_of_part_eq",
+        "Partition.step_part_other",
+        "Partition.room_eq",
+        "Partition.inv_after",
+        "Partition.within_quota",
+        "Partition.within_pool",
+        "Partition.shared_refusal_interference",
+        "Partition.shared_hit_interference",
+        "Partition.partition_admits_on_witness",
     )
 )
 

@@ -1,0 +1,171 @@
+"""The reference tied to the Lean step on fixed cases: ``Proofs/Leak/PartitionCases.lean``.
+
+:func:`cases` draws a fixed, seeded set of small histories (two or three tenants, a few slots,
+hashes from a small alphabet, submits and finishes); :func:`render` writes, for each, the
+observations that the Python reference (:mod:`.partition`) computes, as a Lean theorem whose
+proof is ``decide +kernel``: Lean's kernel runs ``KVCache.Leak.Partition.views`` (and
+``sharedViews``) on every case and checks that it gives exactly those observations. The test
+suite checks that the committed Lean file is exactly :func:`render`'s text, so the reference
+and the Lean step agree on every case, verdict by verdict and hit by hit.
+
+Regenerate with ``.venv/bin/python -m pytools.results.leak.partition_cases`` (writes the file
+atomically, nothing else).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytools.files import atomic_write_text
+from pytools.paths import project_root
+
+from . import partition as P
+
+#: The generated module, relative to the repository root.
+CASES_LEAN = Path("Proofs/Leak/PartitionCases.lean")
+#: Seed of the draws; the first (from 0) for which the cases tell LRU from MRU eviction and
+#: tail-first from head-first release (the planted defects of tests/test_leak_partition.py).
+SEED = 28
+COUNT = 3
+
+
+@dataclass(frozen=True)
+class Case:
+    """One history with its pool and observer."""
+
+    tenants: int
+    capacity: int
+    quotas: tuple[int, ...]
+    observer: int
+    events: tuple[P.Event, ...]
+
+
+def cases(seed: int = SEED, count: int = COUNT) -> list[Case]:
+    """The fixed cases: seeded draws of small pools and histories with sum(q) <= C."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        tenants = rng.choice((2, 3))
+        quotas = tuple(rng.randint(0, 2) for _ in range(tenants))
+        capacity = sum(quotas) + rng.randint(0, 1)
+        observer = rng.randrange(tenants)
+        events: list[P.Event] = []
+        for _ in range(rng.randint(6, 12)):
+            # the observer sends about a third of the events, the others the rest
+            t = observer if rng.random() < 0.35 else rng.randrange(tenants)
+            r = rng.randint(0, 2)
+            if rng.random() < 0.3:
+                events.append(P.Finish(t, r))
+            else:
+                hashes = tuple(rng.randint(0, 3) for _ in range(rng.randint(1, 3)))
+                events.append(P.Submit(t, r, hashes))
+        out.append(Case(tenants, capacity, quotas, observer, tuple(events)))
+    return out
+
+
+def _event(e: P.Event, tenants: int) -> str:
+    if isinstance(e, P.Finish):
+        return f".finish ({e.tenant} : Fin {tenants}) {e.request}"
+    hashes = ", ".join(str(h) for h in e.hashes)
+    return f".submit ({e.tenant} : Fin {tenants}) {e.request} [{hashes}]"
+
+
+def _seen(seen: Sequence[P.Seen], last: str) -> list[str]:
+    """Observations as Lean list lines, after ``=``, ending with ``last``."""
+    return _wrap([f"⟨.{s.verdict}, {s.hits}⟩" for s in seen], "      = ", "       ", last)
+
+
+def _wrap(items: Sequence[str], first: str, indent: str, last: str) -> list[str]:
+    """A Lean list of ``items`` over lines of at most 100 columns."""
+    lines, line = [], first + "["
+    for k, item in enumerate(items):
+        piece = item + ("]" if k == len(items) - 1 else ", ")
+        if len(line) + len(piece) + (len(last) if k == len(items) - 1 else 0) > 100:
+            lines.append(line.rstrip())
+            line = indent + " "
+        line += piece
+    lines.append((line if items else first + "[]") + last)
+    return lines
+
+
+def _events(c: Case) -> list[str]:
+    """The history as Lean list lines."""
+    return _wrap([_event(e, c.tenants) for e in c.events], "        ", "        ", "")
+
+
+def _case_lines(k: int, c: Case) -> list[str]:
+    quotas = ", ".join(str(n) for n in c.quotas)
+    part = P.views(c.quotas, c.observer, P.init(c.tenants, c.capacity), c.events)
+    shared = P.shared_views(c.capacity, c.observer, c.events)
+    lines = [f"/-- Case {k}: {c.tenants} tenants, {c.capacity} slots, quotas [{quotas}], "
+             f"observer {c.observer}. -/",
+             f"theorem case_{k:02d} :",
+             f"    views (quotaOf [{quotas}]) ({c.observer} : Fin {c.tenants}) "
+             f"(init {c.tenants} {c.capacity} Nat)"]
+    lines += _events(c)
+    lines += _seen(part, " ∧")
+    lines.append(f"    sharedViews (κ := Nat) {c.capacity} ({c.observer} : Fin {c.tenants}) "
+                 "(Part.empty _ _)")
+    lines += _events(c)
+    lines += _seen(shared, " := by")
+    lines.append("  decide +kernel")
+    return lines
+
+
+HEADER = """\
+module
+
+public import Proofs.Leak.Partition
+
+/-!
+# The partitioned pool's step on fixed cases, against the Python reference
+
+Generated by `pytools/results/leak/partition_cases.py` (do not edit): for each of {count} seeded
+small histories (two or three tenants, a few slots, quotas with `Σ q ≤ C`), the observations of
+one tenant under the partitioned pool (`views`) and under the shared pool (`sharedViews`) that
+the Python reference `pytools/results/leak/partition.py` computes. Each theorem is proved by
+`decide +kernel`: the kernel runs the Lean step on the case and gets exactly these observations;
+the test suite checks that this file is exactly what the reference writes today.
+-/
+
+@[expose] public section
+
+namespace KVCache.Leak.Partition
+
+-- noncomputable: `List.getD`: WebAssembly cannot compile it
+/-- The quota vector listed by `l` (tenant `u` gets `l[u]`, `0` past the end). -/
+noncomputable def quotaOf {{T : Nat}} (l : List Nat) (u : Fin T) : Nat := l.getD u.val 0
+"""
+
+FOOTER = """
+end KVCache.Leak.Partition
+
+end
+"""
+
+
+def render(chosen: Sequence[Case] | None = None) -> str:
+    """The generated Lean module's text."""
+    chosen = cases() if chosen is None else chosen
+    body = []
+    for k, c in enumerate(chosen):
+        body.append("")
+        body.extend(_case_lines(k, c))
+    return HEADER.format(count=len(chosen)) + "\n".join(body) + "\n" + FOOTER
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the generated module under the repository root."""
+    del argv
+    path = project_root() / CASES_LEAN
+    atomic_write_text(path, render())
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
