@@ -9,8 +9,8 @@ For ``POST /v1/completions`` and ``POST /v1/chat/completions`` it
    ``application/json`` (UTF-8) or any ``Content-Encoding`` 415;
 3. reads the body up to the limit (413 past it, from ``Content-Length`` or while reading)
    within ``body_timeout_s`` (408 and the connection closed past it);
-4. runs :func:`.request_policy.admit`: a body that is not strict JSON or not an object 400, a body that
-   brings its own ``cache_salt`` (or a key that reads as one) 400, otherwise the body
+4. runs :func:`.request_policy.admit`: a body that is not strict JSON or not an object 400, a
+   body that brings its own ``cache_salt`` (or a key that reads as one) 400, otherwise the body
    re-serialised with the tenant's keyed salt;
 5. forwards that body (and nothing of the client's headers but ``Accept``) with httpx to the
    route's own path and streams the upstream's answer back unchanged (server-sent events
