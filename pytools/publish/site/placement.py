@@ -13,7 +13,9 @@ The rule (also in ``pytools site --help`` and README):
   it is replaced wholesale (new site in a sibling temp folder, then two renames), but only if
   every file in it is one the tool wrote, with the bytes it wrote (the marker lists each
   file's SHA-256): a file added or edited since is named and nothing is replaced. The old
-  site's files are then removed one by one from the marker's list, never by ``rmtree``.
+  site's files are then removed one by one from the marker's list, never by ``rmtree``;
+  a marker entry that is absolute, has an empty, ``.`` or ``..`` part, or leaves the folder
+  through a link is refused (nothing outside the site folder is ever removed).
 
 Every refusal is a :class:`SiteOutputError` naming the path and the problem, raised before
 anything is written; a failure while writing removes the temporary folder and leaves
@@ -63,8 +65,27 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def unsafe_entry(rel: str) -> bool:
+    """Whether a listed relative path could name something outside its folder: absolute, a
+    backslash or NUL in it, or an empty, ``.`` or ``..`` part."""
+    parts = rel.split("/")
+    return (not rel or rel.startswith("/") or "\\" in rel or "\0" in rel
+            or any(part in ("", ".", "..") for part in parts))
+
+
+def inside(folder: Path, rel: str) -> bool:
+    """Whether ``folder / rel`` is in ``folder`` once every link on the way is followed (a
+    safe ``rel``, see :func:`unsafe_entry`)."""
+    if unsafe_entry(rel):
+        return False
+    base = Path(os.path.realpath(folder))
+    parent = Path(os.path.realpath((folder / rel).parent))
+    return parent == base or parent.is_relative_to(base)
+
+
 def _marker_files(out: Path) -> dict[str, str] | None:
-    """The files a previous site's marker lists (relative path -> SHA-256), or None."""
+    """The files a previous site's marker lists (relative path -> SHA-256), or None; raises
+    if it lists a path that is not safely inside ``out`` (an edited marker)."""
     marker = out / MARKER
     if not marker.is_file():
         return None
@@ -79,6 +100,11 @@ def _marker_files(out: Path) -> dict[str, str] | None:
         isinstance(k, str) and isinstance(v, str) for k, v in files.items()
     ):
         return None
+    for rel in sorted(files):
+        if not inside(out, rel):
+            raise SiteOutputError(
+                f"{marker}: lists {rel!r}, which is not a file inside the site folder (an "
+                "absolute path, a '..' or a link out of it); nothing was written or deleted")
     return files
 
 
@@ -148,6 +174,8 @@ def _remove_old_site(old: Path, previous: tuple[str, ...]) -> None:
     """Remove the files an earlier site's marker lists, then its empty folders; anything
     else (a file that appeared since the check) is left where it is."""
     for rel in (*previous, MARKER):
+        if not inside(old, rel):  # checked before, checked again: never outside ``old``
+            continue
         with contextlib.suppress(FileNotFoundError, NotADirectoryError):
             (old / rel).unlink()
     for folder, _dirs, _names in sorted(os.walk(old), key=lambda w: -len(w[0])):
