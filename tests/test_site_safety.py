@@ -93,3 +93,76 @@ def test_row1_removal_skips_an_unsafe_entry_even_unchecked(tmp_path: Path) -> No
     _remove_old_site(old, ("a.txt", "../victim.txt", str(victim)))
     assert victim.read_text(encoding="utf-8") == "mine\n"
     assert not old.exists()
+
+
+@pytest.mark.parametrize("inner", ["certificates/figures/x", "certificates", ".lake/site",
+                                   "Proofs/site", "."])
+def test_row2_site_refuses_a_folder_inside_a_generated_tree(release: Path,
+                                                            inner: str) -> None:
+    """Row 2: ``site --out certificates/figures/x`` (and the other generated trees, and the
+    project root) is refused before anything is written."""
+    before = _tree(release)
+    out = release / inner
+    code, output = _site(release, out)
+    assert code == 1
+    assert f"{out}: is " in output and "nothing was written" in output
+    assert _tree(release) == before
+
+
+def test_row2_site_refuses_a_generated_tree_reached_through_a_link(release: Path,
+                                                                  tmp_path: Path) -> None:
+    """Row 2: a link to ``certificates/`` is the same folder."""
+    link = tmp_path / "link"
+    link.symlink_to(release / "certificates", target_is_directory=True)
+    code, output = _site(release, link / "x")
+    assert code == 1 and "inside the project's certificates/" in output
+    assert not (release / "certificates" / "x").exists()
+
+
+def _manifest(files: dict[str, bytes]) -> bytes:
+    import hashlib
+
+    return json.dumps({"schema_version": "2", "theorems": [], "files": [
+        {"path": p, "sha256": hashlib.sha256(d).hexdigest(), "size": len(d)}
+        for p, d in sorted(files.items())]}).encode()
+
+
+def test_row2_certify_removes_only_figure_files_it_listed(tmp_path: Path) -> None:
+    """Row 2: certify's writer removes a figure file the previous manifest listed and no run
+    makes any more, and nothing else: a user's notes (never listed) and a listed file edited
+    since stay, the latter named in the notes."""
+    from pytools.publish import bundle
+
+    root = tmp_path
+    figs = root / "certificates" / "figures"
+    first = {"certificates/figures/r/a.csv": b"a\n", "certificates/figures/r/gone.csv": b"g\n",
+             "certificates/figures/r/edited.csv": b"e\n"}
+    derived = bundle.Derived(files={**first, str(bundle.MANIFEST): _manifest(first)})
+    bundle.write_all(root, derived)
+    (figs / "r" / "notes.md").write_text("mine\n", encoding="utf-8")
+    (figs / "x").mkdir()
+    (figs / "x" / "index.html").write_text("a site\n", encoding="utf-8")
+    (figs / "r" / "edited.csv").write_bytes(b"edited by hand\n")
+    second = {"certificates/figures/r/a.csv": b"a2\n"}
+    derived = bundle.Derived(files={**second, str(bundle.MANIFEST): _manifest(second)})
+    bundle.write_all(root, derived)
+    assert not (figs / "r" / "gone.csv").exists()
+    assert (figs / "r" / "a.csv").read_bytes() == b"a2\n"
+    assert (figs / "r" / "notes.md").read_text(encoding="utf-8") == "mine\n"
+    assert (figs / "x" / "index.html").read_text(encoding="utf-8") == "a site\n"
+    assert (figs / "r" / "edited.csv").read_bytes() == b"edited by hand\n"
+    assert any("left certificates/figures/r/edited.csv" in n for n in derived.notes)
+
+
+def test_row2_certify_ignores_a_listed_path_outside_the_figures(tmp_path: Path) -> None:
+    """Row 2: a previous manifest listing ``../victim`` under figures/ removes nothing."""
+    from pytools.publish import bundle
+
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"v\n")
+    root = tmp_path / "project"
+    listed = {"certificates/figures/../../../victim.txt": b"v\n"}
+    (root / "certificates").mkdir(parents=True)
+    (root / bundle.MANIFEST).write_bytes(_manifest(listed))
+    bundle.write_all(root, bundle.Derived(files={str(bundle.MANIFEST): _manifest({})}))
+    assert victim.read_bytes() == b"v\n"

@@ -5,6 +5,8 @@ The rule (also in ``pytools site --help`` and README):
 - ``--out`` absent (or an empty folder): the site is built in a temporary folder beside it and
   renamed into place;
 - a regular file (or anything else that is not a folder) at ``--out`` or above it: refused;
+- a folder inside one of the project's generated or tracked trees (:data:`GENERATED_TREES`,
+  e.g. ``certificates/``, whose writer replaces what it lists): refused;
 - a folder that is not writable (or whose owner-write bit is off, which stops root too):
   refused, left as it is;
 - a non-empty folder without the marker :data:`MARKER`: refused, left as it is (it is not a
@@ -34,13 +36,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytools.files import atomic_write_bytes
+from pytools.files import atomic_write_bytes, inside
 
 from .release import SiteError
 
 #: The file written into every site this tool builds: which files it wrote, and their hashes.
 MARKER = ".pytools-site.json"
 MARKER_TOOL = "pytools site"
+
+#: The project's folders that its tools write or that hold its code and environment: a site
+#: is never put inside one (``certify`` rewrites ``certificates/``, the build ``.lake/``,
+#: ``regenerate`` ``Proofs/`` and ``data/``, ``review-statements`` ``reviewed/``), nor at the
+#: project root itself.
+GENERATED_TREES = ("certificates", ".lake", ".git", "Proofs", "data", "reviewed", "pytools",
+                   ".venv", "node_modules")
 
 
 class SiteOutputError(SiteError):
@@ -63,24 +72,6 @@ def _why(exc: OSError) -> str:
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def unsafe_entry(rel: str) -> bool:
-    """Whether a listed relative path could name something outside its folder: absolute, a
-    backslash or NUL in it, or an empty, ``.`` or ``..`` part."""
-    parts = rel.split("/")
-    return (not rel or rel.startswith("/") or "\\" in rel or "\0" in rel
-            or any(part in ("", ".", "..") for part in parts))
-
-
-def inside(folder: Path, rel: str) -> bool:
-    """Whether ``folder / rel`` is in ``folder`` once every link on the way is followed (a
-    safe ``rel``, see :func:`unsafe_entry`)."""
-    if unsafe_entry(rel):
-        return False
-    base = Path(os.path.realpath(folder))
-    parent = Path(os.path.realpath((folder / rel).parent))
-    return parent == base or parent.is_relative_to(base)
 
 
 def _marker_files(out: Path) -> dict[str, str] | None:
@@ -129,9 +120,27 @@ def _raise(exc: OSError) -> None:
     raise exc
 
 
-def check_out(out: Path, force: bool) -> Placement:
-    """Say whether ``out`` may take a site (see the module's rule); raise if not."""
+def check_generated(out: Path, root: Path) -> None:
+    """Raise if ``out`` is the project ``root`` or inside one of its
+    :data:`GENERATED_TREES` (links followed)."""
+    real = Path(os.path.realpath(out))
+    base = Path(os.path.realpath(root))
+    if real == base:
+        raise SiteOutputError(f"{out}: is the project root; choose a folder of its own "
+                              "(default: site/); nothing was written")
+    for tree in GENERATED_TREES:
+        if real == base / tree or real.is_relative_to(base / tree):
+            raise SiteOutputError(
+                f"{out}: is inside the project's {tree}/, which its tools write or its code is in; "
+                "choose a folder of its own (default: site/); nothing was written")
+
+
+def check_out(out: Path, force: bool, root: Path | None = None) -> Placement:
+    """Say whether ``out`` may take a site (see the module's rule); raise if not. With the
+    project ``root``, a folder inside one of its generated trees is refused too."""
     out = Path(os.path.abspath(out))
+    if root is not None:
+        check_generated(out, root)
     for ancestor in (out, *out.parents):
         if ancestor.exists() or ancestor.is_symlink():
             if not ancestor.is_dir():
@@ -183,10 +192,12 @@ def _remove_old_site(old: Path, previous: tuple[str, ...]) -> None:
             os.rmdir(folder)
 
 
-def place_site(out: Path, files: Mapping[str, bytes], force: bool = False) -> Path:
+def place_site(out: Path, files: Mapping[str, bytes], force: bool = False,
+               root: Path | None = None) -> Path:
     """Write ``files`` (relative path -> bytes) and the marker as the site at ``out``, by the
-    module's rule; return ``out``'s absolute path."""
-    plan = check_out(out, force)
+    module's rule (``root``: the project, whose generated trees are refused); return
+    ``out``'s absolute path."""
+    plan = check_out(out, force, root)
     out = plan.out
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
