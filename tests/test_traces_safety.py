@@ -6,6 +6,9 @@ defect that today's code let through."""
 from __future__ import annotations
 
 import gzip
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -84,3 +87,71 @@ def test_row11_the_duckdb_shard_reader_refuses_it(tmp_path: Path) -> None:
         duckdb_counts(tmp_path)
     assert "a.jsonl" in str(info.value) and "line 2" in str(info.value)
     assert "duplicate key" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- rows 8, 9
+
+ROOT = Path(__file__).resolve().parent.parent
+TRACE = GOOD * 3
+
+
+def _pytools(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """``python -m pytools ARGS`` from this checkout, killed after 60 s (a hang fails)."""
+    return subprocess.run([sys.executable, "-m", "pytools", *args], cwd=ROOT,
+                          input=stdin if stdin is not None else b"", capture_output=True,
+                          timeout=60, check=False)
+
+
+@pytest.mark.parametrize("command", ["count", "curve", "sweep", "curve --semantics prefix"])
+def test_row9_a_fifo_with_no_writer_is_refused_not_waited_on(tmp_path: Path,
+                                                            command: str) -> None:
+    """Row 9: ``ceiling count FIFO`` (no writer) hung for ever; now one line, exit 1."""
+    fifo = tmp_path / "trace.fifo"
+    os.mkfifo(fifo)
+    words = command.split()
+    out = ["--out", str(tmp_path / "out")] if words[0] != "count" else []
+    done = _pytools("ceiling", words[0], str(fifo), *out, *words[1:])
+    err = done.stderr.decode()
+    assert done.returncode == 1, err
+    assert err.strip().splitlines() == [
+        f"Error: {fifo}: needs a regular file, and this is a pipe or FIFO; save the trace to "
+        "a file first (e.g. cat > trace.jsonl)"]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["curve", "sweep"])
+def test_row8_a_pipe_says_it_needs_a_regular_file(tmp_path: Path, command: str) -> None:
+    """Row 8: ``ceiling curve /dev/stdin`` (a pipe holding a valid trace) said "malformed
+    JSON: Extra data" (it sampled the pipe, then read the rest); now it says what it needs."""
+    done = _pytools("ceiling", command, "/dev/stdin", "--out", str(tmp_path / "out"),
+                    stdin=TRACE)
+    err = done.stderr.decode()
+    assert done.returncode == 1, err
+    assert "/dev/stdin: needs a regular file, and this is a pipe or FIFO" in err
+    assert "malformed JSON" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_row8_a_process_substitution_pipe_is_refused_in_the_library(tmp_path: Path) -> None:
+    """Row 8, ``<(cat trace)``: a /dev/fd/N pipe, through the library."""
+    from pytools.traces.curve import compute_curve
+
+    read, write = os.pipe()
+    try:
+        os.write(write, TRACE)
+        os.close(write)
+        with pytest.raises(TraceError, match="needs a regular file, and this is a pipe"):
+            compute_curve(Path(f"/dev/fd/{read}"))
+    finally:
+        os.close(read)
+
+
+def test_row8_stdin_redirected_from_a_file_still_works(tmp_path: Path) -> None:
+    """``ceiling count /dev/stdin < trace.jsonl``: a regular file behind the link."""
+    trace = tmp_path / "trace.jsonl"
+    trace.write_bytes(TRACE)
+    with open(trace, "rb") as handle:
+        done = subprocess.run([sys.executable, "-m", "pytools", "ceiling", "count",
+                               "/dev/stdin"], cwd=ROOT, stdin=handle, capture_output=True,
+                              timeout=60, check=False, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "references: 6" in done.stdout

@@ -23,6 +23,8 @@ import hashlib
 import io
 import json
 import math
+import os
+import stat
 import zlib
 from array import array
 from collections.abc import Callable, Iterator, Sequence
@@ -181,9 +183,26 @@ Sink = Callable[[np.ndarray], None]
 Progress = Callable[[int], None]
 
 
-def _open_raw(path: Path) -> io.RawIOBase:
-    if path.is_dir():
+def require_regular_file(path: Path) -> None:
+    """Raise :class:`TraceError` unless ``path`` is a regular file (links followed), before
+    opening it: a FIFO with no writer would block the open for ever, and a pipe (``/dev/stdin``,
+    ``<(cat trace)``) cannot be sampled or read twice as the readers may. A missing file is
+    left for the open to report."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISDIR(mode):
         raise TraceError(f"{path}: is a folder, not a trace file")
+    if not stat.S_ISREG(mode):
+        kind = ("a pipe or FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file")
+        raise TraceError(f"{path}: needs a regular file, and this is {kind}; save the trace "
+                         "to a file first (e.g. cat > trace.jsonl)")
+
+
+def _open_raw(path: Path) -> io.RawIOBase:
+    require_regular_file(path)
     try:
         return open(path, "rb", buffering=0)  # noqa: SIM115 (closed by the caller)
     except OSError as exc:
