@@ -166,3 +166,69 @@ def test_row2_certify_ignores_a_listed_path_outside_the_figures(tmp_path: Path) 
     (root / bundle.MANIFEST).write_bytes(_manifest(listed))
     bundle.write_all(root, bundle.Derived(files={str(bundle.MANIFEST): _manifest({})}))
     assert victim.read_bytes() == b"v\n"
+
+
+def test_row6_force_through_a_link_writes_the_folder_it_names(release: Path,
+                                                             tmp_path: Path) -> None:
+    """Row 6: ``site --out LINK --force``, LINK a link to an earlier site, emptied the target,
+    replaced the link by a folder and left ``.LINK.old.*``; now the site is written through
+    the link, which is kept, and nothing is left behind."""
+    real = tmp_path / "real"
+    build_site(release, real, now=dt.datetime(2026, 11, 30, tzinfo=dt.UTC))
+    old = _tree(real)
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    code, output = _site(release, link, "--force")
+    assert code == 0, output
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    new = _tree(real)
+    assert set(new) == set(old) and new["index.html"] != old["index.html"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "project", "real"]
+
+
+def test_row6_a_link_to_a_foreign_folder_is_still_refused(release: Path,
+                                                         tmp_path: Path) -> None:
+    """Through a link, the same rule: a folder that is not a site is left as it is."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "notes.md").write_text("mine\n", encoding="utf-8")
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    code, output = _site(release, link, "--force")
+    assert code == 1 and "is not a site built by pytools site" in output
+    assert _tree(real) == {"notes.md": b"mine\n"} and link.is_symlink()
+
+
+@pytest.mark.parametrize("depth", ["site", "a/b/site"])
+def test_row7_a_read_only_parent_is_refused_even_for_root(release: Path, tmp_path: Path,
+                                                          depth: str) -> None:
+    """Row 7: ``--out`` a new folder inside a mode-555 parent was written as root; the
+    owner-write bit is honoured for root too, as the docs say."""
+    parent = tmp_path / "ro"
+    parent.mkdir()
+    parent.chmod(0o555)
+    out = parent / depth
+    try:
+        code, output = _site(release, out)
+        assert code == 1
+        assert f"{out}: cannot write beside it: {parent} is read-only (mode 555)" in output
+        assert list(parent.iterdir()) == []
+    finally:
+        parent.chmod(0o755)
+
+
+def test_row7_replacing_a_site_in_a_read_only_parent_is_refused(release: Path,
+                                                               tmp_path: Path) -> None:
+    """Row 7: the site is built beside --out and renamed: a read-only parent stops that."""
+    parent = tmp_path / "ro"
+    out = parent / "site"
+    build_site(release, out, now=NOW)
+    before = _tree(parent)
+    parent.chmod(0o555)
+    try:
+        code, output = _site(release, out, "--force")
+        assert code == 1 and f"{parent} is read-only (mode 555)" in output
+        assert _tree(parent) == before
+        assert sorted(p.name for p in parent.iterdir()) == ["site"]
+    finally:
+        parent.chmod(0o755)

@@ -7,8 +7,9 @@ The rule (also in ``pytools site --help`` and README):
 - a regular file (or anything else that is not a folder) at ``--out`` or above it: refused;
 - a folder inside one of the project's generated or tracked trees (:data:`GENERATED_TREES`,
   e.g. ``certificates/``, whose writer replaces what it lists): refused;
-- a folder that is not writable (or whose owner-write bit is off, which stops root too):
-  refused, left as it is;
+- a folder that is not writable (or whose owner-write bit is off, which stops root too),
+  or whose nearest existing parent is not: refused, left as it is;
+- a link to a folder: the folder it names takes the site (the link is kept, pointing to it);
 - a non-empty folder without the marker :data:`MARKER`: refused, left as it is (it is not a
   site of this tool);
 - a previous site (a folder with the marker): refused without ``--force``; with ``--force``
@@ -36,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytools.files import atomic_write_bytes, inside
+from pytools.files import atomic_write_bytes, inside, require_writable
 
 from .release import SiteError
 
@@ -135,10 +136,27 @@ def check_generated(out: Path, root: Path) -> None:
                 "choose a folder of its own (default: site/); nothing was written")
 
 
+def _check_parent_writable(out: Path) -> None:
+    """Raise unless the nearest existing folder above ``out`` (where the site is built and
+    renamed into place) may be written, its owner-write bit honoured even for root."""
+    for ancestor in out.parents:
+        if ancestor.exists():
+            try:
+                require_writable(ancestor)
+            except PermissionError:
+                mode = stat.S_IMODE(ancestor.stat().st_mode)
+                raise SiteOutputError(f"{out}: cannot write beside it: {ancestor} is "
+                                      f"read-only (mode {mode:o}); nothing was written"
+                                      ) from None
+            return
+
+
 def check_out(out: Path, force: bool, root: Path | None = None) -> Placement:
     """Say whether ``out`` may take a site (see the module's rule); raise if not. With the
     project ``root``, a folder inside one of its generated trees is refused too."""
     out = Path(os.path.abspath(out))
+    if out.is_symlink() and out.is_dir():  # written through the link: the link is kept
+        out = Path(os.path.realpath(out))
     if root is not None:
         check_generated(out, root)
     for ancestor in (out, *out.parents):
@@ -148,6 +166,7 @@ def check_out(out: Path, force: bool, root: Path | None = None) -> Placement:
                 raise SiteOutputError(f"{out}: cannot put the site there: {ancestor} {what}; "
                                       "nothing was written")
             break
+    _check_parent_writable(out)
     if not out.exists():
         return Placement(out, "absent")
     try:
