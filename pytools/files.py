@@ -15,6 +15,23 @@ import tempfile
 from pathlib import Path
 
 
+def unsafe_relpath(rel: str) -> bool:
+    """Whether a listed relative path (``/``-separated) could name something outside its
+    folder: empty, absolute, a backslash or NUL in it, or an empty, ``.`` or ``..`` part."""
+    return (not rel or rel.startswith("/") or "\\" in rel or "\0" in rel
+            or any(part in ("", ".", "..") for part in rel.split("/")))
+
+
+def inside(folder: Path, rel: str) -> bool:
+    """Whether ``folder / rel`` lies in ``folder`` once every link on the way to it is
+    followed (and ``rel`` is safe, see :func:`unsafe_relpath`)."""
+    if unsafe_relpath(rel):
+        return False
+    base = Path(os.path.realpath(folder))
+    parent = Path(os.path.realpath((Path(folder) / rel).parent))
+    return parent == base or parent.is_relative_to(base)
+
+
 def make_dirs(folder: Path, mode: int = 0o755) -> None:
     """Create ``folder`` and its missing parents, each with ``mode`` whatever the umask (a web
     server running as another user must be able to read what is published)."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from pytools.files import atomic_write_bytes
+from pytools.files import atomic_write_bytes, inside
 
 from . import attest, headlines
 from .canonical import canonical_bytes, sha256_bytes, with_body_hash
@@ -209,17 +209,42 @@ def with_summary(text: str, block: str) -> str | None:
     return with_block(text, SUMMARY_START, SUMMARY_END, block)
 
 
+def written_before(root: Path) -> dict[str, str]:
+    """The figure files the manifest now at ``root`` lists (path -> SHA-256): the ones an
+    earlier certify run wrote under ``certificates/figures/``, each safely inside ``root``;
+    empty when there is no readable manifest."""
+    try:
+        data = json.loads((root / MANIFEST).read_bytes())
+        entries = data["files"]
+        listed = {e["path"]: e["sha256"] for e in entries}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    prefix = FIGURES_DIR.as_posix() + "/"
+    return {rel: sha for rel, sha in listed.items()
+            if isinstance(rel, str) and isinstance(sha, str) and rel.startswith(prefix)
+            and inside(root, rel)}
+
+
 def write_all(root: Path, derived: Derived) -> None:
-    """Write every file atomically, then the manifest, then its signature; drop figure files
-    no longer made and a signature that no longer covers the manifest."""
+    """Write every file atomically, then the manifest, then its signature; drop the figure
+    files the previous manifest listed that are no longer made (only those, and only while
+    they hold the bytes it listed: a file the tool did not write, or one edited since, is
+    left and named in ``derived.notes``) and a signature that no longer covers the
+    manifest."""
+    previous = written_before(root)
     last = (str(MANIFEST), str(ENVELOPE))
     for rel, data in sorted(derived.files.items()):
         if rel not in last:
             atomic_write_bytes(root / rel, data)
-    figures = root / FIGURES_DIR
-    for old in sorted(figures.rglob("*")) if figures.is_dir() else []:
-        if old.is_file() and str(old.relative_to(root)) not in derived.files:
+    for rel, sha in sorted(previous.items()):
+        old = root / rel
+        if rel in derived.files or not old.is_file() or old.is_symlink():
+            continue
+        if sha256_bytes(old.read_bytes()) == sha:
             old.unlink()
+        else:
+            derived.notes.append(f"left {rel}: no longer published, but edited since the "
+                                 "last certify run; remove it yourself if it is not needed")
     for rel in last:
         if rel in derived.files:
             atomic_write_bytes(root / rel, derived.files[rel])

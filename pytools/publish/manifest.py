@@ -4,6 +4,7 @@ unique, indexed by file hash and by theorem."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,6 +149,7 @@ def load_manifest(path: str | Path, schemas: SchemaSet | None = None) -> Manifes
 def bundle_root(manifest_path: Path) -> Path:
     """The folder a manifest's paths are relative to: the one above the manifest's folder
     when that folder is ``certificates/`` (certify writes ``certificates/MANIFEST.json``
-    listing ``certificates/...``), else the manifest's own folder."""
-    folder = manifest_path.resolve().parent
+    listing ``certificates/...``), else the manifest's own folder. Never raises: links are
+    followed as far as they lead (a link loop is left as it is, for the reader to report)."""
+    folder = Path(os.path.realpath(manifest_path)).parent
     return folder.parent if folder.name == DEFAULT_MANIFEST.parent.name else folder

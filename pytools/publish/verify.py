@@ -23,6 +23,7 @@ The command, ``pytools verify`` (:mod:`pytools.publish.cli`), is a thin layer ov
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -327,8 +328,10 @@ def anchor_options(pin: str | None, keys: tuple[Path, ...], trusted: tuple[Path,
 
 def bundled_keys(keys: list[Path], manifest_path: Path) -> list[str]:
     """The key files that lie inside the bundle whose manifest is checked."""
+    if not keys:
+        return []
     base = bundle_root(manifest_path)
-    return [str(k) for k in keys if k.resolve().is_relative_to(base)]
+    return [str(k) for k in keys if Path(os.path.realpath(k)).is_relative_to(base)]
 
 
 @dataclass(frozen=True)

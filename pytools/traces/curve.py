@@ -46,7 +46,15 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from .trace import Progress, ScanSummary, Window, read_stream, require_references, scan_trace
+from .trace import (
+    Progress,
+    ScanSummary,
+    Window,
+    read_stream,
+    require_references,
+    require_regular_file,
+    scan_trace,
+)
 
 #: "Nothing" in the OPT block minima (an empty block).
 _NONE = np.int32(2**31 - 1)
@@ -448,6 +456,7 @@ def compute_curve(path: Path, window: Window | None = None,
     streaming the file once; ids too sparse to index an array by are remapped densely first
     (reading the whole stream into memory: 8 bytes a reference more)."""
     path = Path(path)
+    require_regular_file(path)  # before sampling it: a pipe cannot be sampled, nor re-read
     engine = CurveEngine(_expected_refs(path) if window is None else 1 << 16)
     try:
         summary = scan_trace(path, engine.feed, window, progress)

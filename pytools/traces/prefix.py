@@ -57,6 +57,7 @@ from .trace import (
     _HashingReader,
     _lines,
     _open_raw,
+    check_unique_keys,
 )
 
 #: Tokens of a full block (Mooncake's block size).
@@ -124,6 +125,7 @@ def read_prefix_trace(path: Path, weight: str = "tokens", window: Window | None 
                 req = decode(line)
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                 raise _bad_line(path, lineno, line, exc) from None
+            check_unique_keys(path, lineno, line)
             n = len(req.hash_ids)
             ids.fromlist(req.hash_ids)
             ends.append(len(ids))

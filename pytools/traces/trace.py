@@ -11,7 +11,9 @@ One reader serves every command: :func:`scan_trace` parses each line with msgspe
 types, in C), hands the ids to a sink in numpy chunks, and hashes the file's bytes *as it
 reads them* (so the SHA-256 recorded is the one of the bytes counted, even for a window,
 whose remaining lines are hashed but not parsed). A line msgspec rejects is parsed again
-with the standard library to name the problem: ``FILE:LINE: what is wrong``.
+with the standard library to name the problem: ``FILE:LINE: what is wrong``. A line with a
+key twice (``{"hash_ids": [1], "hash_ids": [2]}``) is refused, as the admission proxy refuses
+one, rather than read as its last value: see :func:`check_unique_keys`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import hashlib
 import io
 import json
 import math
+import os
+import stat
 import zlib
 from array import array
 from collections.abc import Callable, Iterator, Sequence
@@ -100,6 +104,41 @@ class _Request(msgspec.Struct):
     hash_ids: list[Annotated[int, msgspec.Meta(ge=0, le=MAX_ID)]]
 
 
+#: A line's top-level keys, its values left unparsed (for :func:`check_unique_keys`).
+_decode_keys = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen.add(key)
+    return dict(pairs)
+
+
+def check_unique_keys(path: Path, lineno: int, line: bytes) -> None:
+    """Raise :class:`TraceError` (``FILE:LINE``) if the JSON object ``line`` (already decoded
+    once, so valid) has a key twice, in it or in an object nested in it.
+
+    Fast path: a line whose double quotes are exactly two per distinct top-level key (every
+    line of a Mooncake trace) has each key once, since a repeated key would add two quotes
+    more; any other line is parsed again with the standard library, which names the key."""
+    if line.count(b'"') == 2 * len(_decode_keys(line)):
+        return
+    try:
+        json.loads(line.decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as exc:
+        raise TraceError(f"{path}:{lineno}: duplicate key {exc.args[0]!r} (a key may appear "
+                         "only once in an object)") from None
+    except ValueError:  # not this check's to report (the typed decoder accepted the line)
+        return
+
+
 class _HashingReader(io.RawIOBase):
     """A raw reader that hashes every byte it hands out (SHA-256) and counts them."""
 
@@ -144,9 +183,26 @@ Sink = Callable[[np.ndarray], None]
 Progress = Callable[[int], None]
 
 
-def _open_raw(path: Path) -> io.RawIOBase:
-    if path.is_dir():
+def require_regular_file(path: Path) -> None:
+    """Raise :class:`TraceError` unless ``path`` is a regular file (links followed), before
+    opening it: a FIFO with no writer would block the open for ever, and a pipe (``/dev/stdin``,
+    ``<(cat trace)``) cannot be sampled or read twice as the readers may. A missing file is
+    left for the open to report."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISDIR(mode):
         raise TraceError(f"{path}: is a folder, not a trace file")
+    if not stat.S_ISREG(mode):
+        kind = ("a pipe or FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file")
+        raise TraceError(f"{path}: needs a regular file, and this is {kind}; save the trace "
+                         "to a file first (e.g. cat > trace.jsonl)")
+
+
+def _open_raw(path: Path) -> io.RawIOBase:
+    require_regular_file(path)
     try:
         return open(path, "rb", buffering=0)  # noqa: SIM115 (closed by the caller)
     except OSError as exc:
@@ -212,6 +268,7 @@ def scan_trace(
                 ids = decode(line).hash_ids
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                 raise _bad_line(path, lineno, line, exc) from None
+            check_unique_keys(path, lineno, line)
             requests += 1
             extend(ids)
             if per_request is not None:
@@ -256,9 +313,11 @@ def iter_requests(path: Path, window: Window | None = None) -> Iterator[list[int
             if lineno < first:
                 continue
             try:
-                yield decode(line).hash_ids
+                ids = decode(line).hash_ids
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                 raise _bad_line(path, lineno, line, exc) from None
+            check_unique_keys(path, lineno, line)
+            yield ids
             if lineno == last:
                 break
     finally:
@@ -277,9 +336,12 @@ def _parse_line(path: Path, lineno: int, line: str) -> list[int]:
         raise TraceError(f"{where}: starts with a UTF-8 byte-order mark (BOM); a trace is "
                          "UTF-8 without one (remove the first 3 bytes)")
     try:
-        obj = json.loads(line)
+        obj = json.loads(line, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
         raise TraceError(f"{where}: malformed JSON: {exc.msg} (column {exc.colno})") from None
+    except _DuplicateKey as exc:
+        raise TraceError(f"{where}: duplicate key {exc.args[0]!r} (a key may appear only once "
+                         "in an object)") from None
     if not isinstance(obj, dict):
         raise TraceError(f"{where}: expected a JSON object, got {type(obj).__name__}")
     if "hash_ids" not in obj:

@@ -214,7 +214,7 @@ def build_site(
 ) -> Path:
     """Build the site into ``out`` by the rule of :mod:`.placement` (a new or empty folder,
     or with ``force`` an earlier site of this tool); return index.html."""
-    check_out(out, force)  # before the (possibly long) build: fail early
+    check_out(out, force, root)  # before the (possibly long) build: fail early
     now = now or dt.datetime.now(dt.UTC)
     release = load_release(root, manifest_path, now, recompute=recompute)
     html = render_page(release, now.strftime("%Y-%m-%d %H:%M UTC"), publisher_keys)
@@ -224,4 +224,4 @@ def build_site(
     files[release.manifest_rel] = release.manifest_bytes
     if release.envelope is not None:
         files[release.envelope_rel] = release.envelope
-    return place_site(out, files, force=force) / "index.html"
+    return place_site(out, files, force=force, root=root) / "index.html"

@@ -5,15 +5,20 @@ The rule (also in ``pytools site --help`` and README):
 - ``--out`` absent (or an empty folder): the site is built in a temporary folder beside it and
   renamed into place;
 - a regular file (or anything else that is not a folder) at ``--out`` or above it: refused;
-- a folder that is not writable (or whose owner-write bit is off, which stops root too):
-  refused, left as it is;
+- a folder inside one of the project's generated or tracked trees (:data:`GENERATED_TREES`,
+  e.g. ``certificates/``, whose writer replaces what it lists): refused;
+- a folder that is not writable (or whose owner-write bit is off, which stops root too),
+  or whose nearest existing parent is not: refused, left as it is;
+- a link to a folder: the folder it names takes the site (the link is kept, pointing to it);
 - a non-empty folder without the marker :data:`MARKER`: refused, left as it is (it is not a
   site of this tool);
 - a previous site (a folder with the marker): refused without ``--force``; with ``--force``
   it is replaced wholesale (new site in a sibling temp folder, then two renames), but only if
   every file in it is one the tool wrote, with the bytes it wrote (the marker lists each
   file's SHA-256): a file added or edited since is named and nothing is replaced. The old
-  site's files are then removed one by one from the marker's list, never by ``rmtree``.
+  site's files are then removed one by one from the marker's list, never by ``rmtree``;
+  a marker entry that is absolute, has an empty, ``.`` or ``..`` part, or leaves the folder
+  through a link is refused (nothing outside the site folder is ever removed).
 
 Every refusal is a :class:`SiteOutputError` naming the path and the problem, raised before
 anything is written; a failure while writing removes the temporary folder and leaves
@@ -32,13 +37,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytools.files import atomic_write_bytes
+from pytools.files import atomic_write_bytes, inside, require_writable
 
 from .release import SiteError
 
 #: The file written into every site this tool builds: which files it wrote, and their hashes.
 MARKER = ".pytools-site.json"
 MARKER_TOOL = "pytools site"
+
+#: The project's folders that its tools write or that hold its code and environment: a site
+#: is never put inside one (``certify`` rewrites ``certificates/``, the build ``.lake/``,
+#: ``regenerate`` ``Proofs/`` and ``data/``, ``review-statements`` ``reviewed/``), nor at the
+#: project root itself.
+GENERATED_TREES = ("certificates", ".lake", ".git", "Proofs", "data", "reviewed", "pytools",
+                   ".venv", "node_modules")
 
 
 class SiteOutputError(SiteError):
@@ -64,7 +76,8 @@ def _sha256(path: Path) -> str:
 
 
 def _marker_files(out: Path) -> dict[str, str] | None:
-    """The files a previous site's marker lists (relative path -> SHA-256), or None."""
+    """The files a previous site's marker lists (relative path -> SHA-256), or None; raises
+    if it lists a path that is not safely inside ``out`` (an edited marker)."""
     marker = out / MARKER
     if not marker.is_file():
         return None
@@ -79,6 +92,11 @@ def _marker_files(out: Path) -> dict[str, str] | None:
         isinstance(k, str) and isinstance(v, str) for k, v in files.items()
     ):
         return None
+    for rel in sorted(files):
+        if not inside(out, rel):
+            raise SiteOutputError(
+                f"{marker}: lists {rel!r}, which is not a file inside the site folder (an "
+                "absolute path, a '..' or a link out of it); nothing was written or deleted")
     return files
 
 
@@ -103,9 +121,44 @@ def _raise(exc: OSError) -> None:
     raise exc
 
 
-def check_out(out: Path, force: bool) -> Placement:
-    """Say whether ``out`` may take a site (see the module's rule); raise if not."""
+def check_generated(out: Path, root: Path) -> None:
+    """Raise if ``out`` is the project ``root`` or inside one of its
+    :data:`GENERATED_TREES` (links followed)."""
+    real = Path(os.path.realpath(out))
+    base = Path(os.path.realpath(root))
+    if real == base:
+        raise SiteOutputError(f"{out}: is the project root; choose a folder of its own "
+                              "(default: site/); nothing was written")
+    for tree in GENERATED_TREES:
+        if real == base / tree or real.is_relative_to(base / tree):
+            raise SiteOutputError(
+                f"{out}: is inside the project's {tree}/, which its tools write or its code is in; "
+                "choose a folder of its own (default: site/); nothing was written")
+
+
+def _check_parent_writable(out: Path) -> None:
+    """Raise unless the nearest existing folder above ``out`` (where the site is built and
+    renamed into place) may be written, its owner-write bit honoured even for root."""
+    for ancestor in out.parents:
+        if ancestor.exists():
+            try:
+                require_writable(ancestor)
+            except PermissionError:
+                mode = stat.S_IMODE(ancestor.stat().st_mode)
+                raise SiteOutputError(f"{out}: cannot write beside it: {ancestor} is "
+                                      f"read-only (mode {mode:o}); nothing was written"
+                                      ) from None
+            return
+
+
+def check_out(out: Path, force: bool, root: Path | None = None) -> Placement:
+    """Say whether ``out`` may take a site (see the module's rule); raise if not. With the
+    project ``root``, a folder inside one of its generated trees is refused too."""
     out = Path(os.path.abspath(out))
+    if out.is_symlink() and out.is_dir():  # written through the link: the link is kept
+        out = Path(os.path.realpath(out))
+    if root is not None:
+        check_generated(out, root)
     for ancestor in (out, *out.parents):
         if ancestor.exists() or ancestor.is_symlink():
             if not ancestor.is_dir():
@@ -113,6 +166,7 @@ def check_out(out: Path, force: bool) -> Placement:
                 raise SiteOutputError(f"{out}: cannot put the site there: {ancestor} {what}; "
                                       "nothing was written")
             break
+    _check_parent_writable(out)
     if not out.exists():
         return Placement(out, "absent")
     try:
@@ -148,6 +202,8 @@ def _remove_old_site(old: Path, previous: tuple[str, ...]) -> None:
     """Remove the files an earlier site's marker lists, then its empty folders; anything
     else (a file that appeared since the check) is left where it is."""
     for rel in (*previous, MARKER):
+        if not inside(old, rel):  # checked before, checked again: never outside ``old``
+            continue
         with contextlib.suppress(FileNotFoundError, NotADirectoryError):
             (old / rel).unlink()
     for folder, _dirs, _names in sorted(os.walk(old), key=lambda w: -len(w[0])):
@@ -155,10 +211,12 @@ def _remove_old_site(old: Path, previous: tuple[str, ...]) -> None:
             os.rmdir(folder)
 
 
-def place_site(out: Path, files: Mapping[str, bytes], force: bool = False) -> Path:
+def place_site(out: Path, files: Mapping[str, bytes], force: bool = False,
+               root: Path | None = None) -> Path:
     """Write ``files`` (relative path -> bytes) and the marker as the site at ``out``, by the
-    module's rule; return ``out``'s absolute path."""
-    plan = check_out(out, force)
+    module's rule (``root``: the project, whose generated trees are refused); return
+    ``out``'s absolute path."""
+    plan = check_out(out, force, root)
     out = plan.out
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
