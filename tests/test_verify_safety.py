@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from pytools.publish.cli import verify as verify_main
 from pytools.publish.manifest import bundle_root
-from pytools.verify import main as verify_main
 
 
 @pytest.fixture
