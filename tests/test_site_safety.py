@@ -13,8 +13,8 @@ import pytest
 from bundles import make_release
 from click.testing import CliRunner
 
+from pytools.publish.cli import site as site_main
 from pytools.publish.site.page import build_site
-from pytools.publish.site.page import main as site_main
 from pytools.publish.site.placement import MARKER
 
 NOW = dt.datetime(2026, 12, 2, 12, 0, tzinfo=dt.UTC)
