@@ -111,6 +111,8 @@ def main(files: tuple[Path, ...], manifest_path: Path | None, pin: str | None,
         else:
             _print_verdict(Verdict(entry["green"], entry["reasons"], entry["path"],
                                    entry["sha256"], entry["kind"], entry["result"]))
+    for line in report["trust"]["lines"]:
+        click.echo(line)
     if "rebuild" in report:
         outcome = report["rebuild"]
         click.echo(f"{'GREEN' if outcome['green'] else 'RED'}  rebuild  "

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pytools.files import atomic_write_bytes
 
-from . import attest
+from . import attest, trust
 from .canonical import canonical_bytes, sha256_bytes, with_body_hash
 from .validation import SchemaSet, package_schemas
 
@@ -70,8 +70,12 @@ def assemble(root: Path, out: Derived, sign_key: Ed25519PrivateKey | None = None
     _signature(root, out, sign_key)
     readme = root / README
     if readme.is_file():
-        block = summary_block(out, out.summary, out.source)
-        updated = with_summary(readme.read_text(encoding="utf-8"), block)
+        text = readme.read_text(encoding="utf-8")
+        updated = with_summary(text, summary_block(out, out.summary, out.source))
+        certs = [cert for _, cert in sorted(out.certs.items())]
+        if certs and "trust" in certs[0]:
+            with_block = trust.with_trust(updated or text, trust.readme_block(certs[0]["trust"]))
+            updated = with_block if with_block is not None else updated
         if updated is not None:
             out.files[str(README)] = updated.encode("utf-8")
 

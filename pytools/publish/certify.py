@@ -67,6 +67,7 @@ from .compare import (
     recorded_source,
 )
 from .keys import KeyFileError, load_signing_key
+from .trust import trust_block
 from .validation import SchemaSet, package_schemas
 
 RECEIPT = Path(".lake/build/pytools-receipt.json")
@@ -133,6 +134,7 @@ def derive(
     by_name = {d.name: d for d in report_.declarations}
     sources = hashed_sources(root)
     summary = audit_summary(report_, toolchain_identity)
+    trust = trust_block(toolchain_identity, report_.rules)
     source = provenance.source(root, source_commit).as_json()
     oleans, missing = provenance.olean_parts(root, report_.modules)
     out.problems += [f"{m}: missing, though its module was audited" for m in missing]
@@ -163,6 +165,7 @@ def derive(
             "source": source,
             "oleans": oleans,
             "audit": summary,
+            "trust": trust,
             **evidence.extra,
         }
         if spec.artifacts:

@@ -45,6 +45,7 @@ from .manifest import (
 )
 from .policy import ALLOWED_AXIOMS, policy_problems
 from .strictjson import MAX_BYTES, MAX_DEPTH, json_depth, parse_json
+from .trust import trust_lines
 from .validation import SchemaSet, package_schemas
 
 __all__ = [
@@ -372,4 +373,27 @@ def run_verify(
         if not verdict.green:
             status = max(status, 1)
     report["green"] = status == 0
+    report["trust"] = trust_report(report["verdicts"])
     return report, status
+
+
+def trust_report(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the green certificates among ``verdicts`` say they rest on (their ``trust``
+    field, :mod:`.trust`), with its text; certificates that disagree are said to."""
+    fields: dict[bytes, tuple[Any, list[str]]] = {}
+    for entry in verdicts:
+        if entry["kind"] != "certificate" or not entry["green"]:
+            continue
+        try:
+            field = parse_json(Path(entry["path"]).read_bytes()).get("trust")
+        except (OSError, ValueError, AttributeError):
+            continue
+        fields.setdefault(canonical_bytes(field), (field, []))[1].append(entry["path"])
+    paths = sorted(p for _, listed in fields.values() for p in listed)
+    if len(fields) != 1:
+        lines = ([f"trust: the green certificates state {len(fields)} different trust fields"]
+                 if fields else [])
+        return {"certificates": paths, "field": None, "lines": lines}
+    field = next(iter(fields.values()))[0]
+    return {"certificates": paths, "field": field,
+            "lines": ["trust: what these green certificates rest on", *trust_lines(field)]}
