@@ -27,10 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytools
-
-#: The package folder whose code is hashed (the code that ran).
-PACKAGE = Path(pytools.__file__).parent
+#: The package folder whose code is hashed (the code that ran): ``pytools/``.
+PACKAGE = Path(__file__).resolve().parents[1]
 #: Keys of the trust field that depend on the toolchain that made the certificate; a check
 #: with another toolchain ignores them (as it ignores ``toolchain``).
 MACHINE_KEYS = ("kernel", "kernel_issues")
