@@ -19,8 +19,9 @@ from pytools.lean.replay import (
     ReplayError,
     ReplayOutcome,
     module_olean,
-    parse,
+    read_verdicts,
     replay_modules,
+    run_in_batches,
     stage,
 )
 from pytools.lean.toolchain import Toolchain
@@ -29,33 +30,66 @@ from pytools.publish import certify
 STAGED = {"/s/lib/Proofs/A.olean": "Proofs.A", "/s/lib/Proofs/B.olean": "Proofs.B"}
 
 
-def test_parse_accepts_only_modules_with_a_verdict() -> None:
+def test_verdicts_are_read_for_staged_modules_only() -> None:
     out = ("[DEBUG] noise\nreplayed /s/lib/Proofs/A.olean: 3 constants, 3 declarations "
-           "accepted\nreplayed /s/lib/Proofs/B.olean: 1 constants\nREPLAY-RESULT ok\n")
-    problems, accepted = parse(out, STAGED)
-    assert problems == [] and accepted == ["Proofs.A: 3 constants, 3 declarations accepted",
-                                           "Proofs.B: 1 constants"]
+           "accepted\nREJECTED /s/lib/Proofs/B.olean: the kernel rejected t: bad\n"
+           "replayed /elsewhere/Proofs/A.olean: ok\nREPLAY-RESULT rejected 1\n")
+    assert read_verdicts(out, STAGED) == {
+        "Proofs.A": ("replayed", "3 constants, 3 declarations accepted"),
+        "Proofs.B": ("REJECTED", "the kernel rejected t: bad")}
 
 
-def test_parse_names_the_rejected_module_and_the_silent_one() -> None:
-    out = ("REJECTED /s/lib/Proofs/B.olean: the kernel rejected KVCache.t: application type "
-           "mismatch\nREPLAY-RESULT rejected 1\n")
-    problems, accepted = parse(out, STAGED)
-    assert accepted == []
-    assert problems == [
-        "kernel-replay Proofs.A: no verdict from the driver: REJECTED /s/lib/Proofs/B.olean: "
-        "the kernel rejected KVCache.t: application type mismatch REPLAY-RESULT rejected 1",
-        "kernel-replay Proofs.B: the kernel rejected KVCache.t: application type mismatch"]
+def _fake_driver(script: dict[str, list[str]]):
+    """A stand-in for the driver process: for each module, in order, what each of its runs
+    says ("ok", "reject" or "crash": the process dies there and says nothing more)."""
+    calls: list[list[str]] = []
+
+    def run(paths: list[str]) -> str:
+        calls.append([STAGED[p] for p in paths])
+        lines = []
+        for path in paths:
+            said = script[STAGED[path]].pop(0)
+            if said == "crash":
+                lines.append("worker sent an error! undefined:undefined: undefined")
+                break
+            lines.append(f"replayed {path}: fine" if said == "ok"
+                         else f"REJECTED {path}: the kernel rejected t: bad")
+        return "\n".join(lines)
+
+    return run, calls
 
 
-def test_parse_a_run_that_did_not_finish_is_a_problem() -> None:
-    out = "replayed /s/lib/Proofs/A.olean: ok\nreplayed /s/lib/Proofs/B.olean: ok\n"
-    problems, _ = parse(out, STAGED)
-    assert len(problems) == 1 and "the driver did not finish" in problems[0]
-    # a verdict line for a path that was not staged does not count
-    problems, _ = parse("replayed /elsewhere/Proofs/A.olean: ok\nREPLAY-RESULT ok\n", STAGED)
-    assert [p.split(":")[0] for p in problems] == ["kernel-replay Proofs.A",
-                                                    "kernel-replay Proofs.B"]
+def test_all_modules_in_one_process_when_nothing_crashes() -> None:
+    run, calls = _fake_driver({"Proofs.A": ["ok"], "Proofs.B": ["reject"]})
+    problems, accepted = run_in_batches(run, STAGED)
+    assert calls == [["Proofs.A", "Proofs.B"]]
+    assert accepted == ["Proofs.A: fine"]
+    assert problems == ["kernel-replay Proofs.B: the kernel rejected t: bad"]
+
+
+def test_a_crash_is_retried_alone_first_in_a_fresh_process() -> None:
+    """Planted: the process dies on B after A (a full heap, say); B is replayed again first in
+    a fresh process, and accepted there."""
+    run, calls = _fake_driver({"Proofs.A": ["ok"], "Proofs.B": ["crash", "ok"]})
+    problems, accepted = run_in_batches(run, STAGED)
+    assert calls == [["Proofs.A", "Proofs.B"], ["Proofs.B"]]
+    assert problems == [] and accepted == ["Proofs.A: fine", "Proofs.B: fine"]
+
+
+def test_a_module_that_crashes_twice_is_a_problem_and_the_rest_go_on() -> None:
+    """Planted: B dies twice (after A, then first in a fresh process): a problem naming B; a
+    module dying first in a fresh process is not run again."""
+    run, calls = _fake_driver({"Proofs.A": ["ok"], "Proofs.B": ["crash", "crash"]})
+    problems, accepted = run_in_batches(run, STAGED)
+    assert calls == [["Proofs.A", "Proofs.B"], ["Proofs.B"]]
+    assert accepted == ["Proofs.A: fine"]
+    (problem,) = problems
+    assert problem.startswith("kernel-replay Proofs.B: no verdict from the driver, though "
+                              "first in a fresh process: worker sent an error!")
+    run, calls = _fake_driver({"Proofs.A": ["crash"], "Proofs.B": ["ok"]})
+    problems, accepted = run_in_batches(run, STAGED)
+    assert calls == [["Proofs.A", "Proofs.B"], ["Proofs.B"]]
+    assert accepted == ["Proofs.B: fine"] and problems[0].startswith("kernel-replay Proofs.A:")
 
 
 def test_stage_copies_every_part_and_refuses_a_missing_module(tmp_path: Path) -> None:

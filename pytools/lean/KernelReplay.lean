@@ -237,8 +237,28 @@ partial def checkAll (st : IO.Ref St) (names : Array Name) (i : Nat) : IO Unit :
             throw (IO.userError ("differs from the generated one: " ++ nameText names[i]))
     checkAll st names (i + 1)
 
-/-- Replay one compiled module, given the path of its `.olean`. -/
-def replayFile (path : String) : IO Unit := do
+/-- Replay one compiled module against `env` (its imports); the report line. -/
+def replayWith (env : Environment) (md : ModuleData) (path : String) (t0 : Nat) :
+    IO String := do
+  let t1 ← IO.monoMsNow
+  let names := md.constNames
+  let ix : Index := { buckets := buildIndex names 0 (Array.replicate (names.size + 1) []) }
+  let st ← IO.mkRef ({ env := env.toKernelEnv, consts := md.constants, index := ix,
+                       started := Array.replicate names.size false } : St)
+  visitArray st names 0
+  checkAll st names 0
+  let t2 ← IO.monoMsNow
+  let s ← st.get
+  return "replayed " ++ path ++ ": " ++ natText names.size ++ " constants, "
+    ++ natText s.added ++ " declarations accepted by the kernel, " ++ natText s.skipped
+    ++ " skipped (unsafe or partial); import " ++ natText (t1 - t0) ++ " ms, kernel "
+    ++ natText (t2 - t1) ++ " ms"
+
+/-- Replay one compiled module, given the path of its `.olean`, then free the imports' memory
+(`Environment.freeRegions`, as `Lean.withImportModules` does): the registry Lean's memory is
+one 32-bit WebAssembly heap, which a whole library's imports kept alive would fill (measured,
+docs/toolchain.md). Nothing refers to the imports once `replayWith` has returned its line. -/
+unsafe def replayFileUnsafe (path : String) : IO Unit := do
   let t0 ← IO.monoMsNow
   let mut files : Array System.FilePath := #[path]
   let server : System.FilePath := path ++ ".server"
@@ -249,19 +269,12 @@ def replayFile (path : String) : IO Unit := do
   let md ← if h : parts.size - 1 < parts.size then pure parts[parts.size - 1].1
     else throw (IO.userError "no module data")
   let env ← importModules md.imports {} (level := .exported)
-  let t1 ← IO.monoMsNow
-  let names := md.constNames
-  let ix : Index := { buckets := buildIndex names 0 (Array.replicate (names.size + 1) []) }
-  let st ← IO.mkRef ({ env := env.toKernelEnv, consts := md.constants, index := ix,
-                       started := Array.replicate names.size false } : St)
-  visitArray st names 0
-  checkAll st names 0
-  let t2 ← IO.monoMsNow
-  let s ← st.get
-  IO.println ("replayed " ++ path ++ ": " ++ natText names.size ++ " constants, "
-    ++ natText s.added ++ " declarations accepted by the kernel, " ++ natText s.skipped
-    ++ " skipped (unsafe or partial); import " ++ natText (t1 - t0) ++ " ms, kernel "
-    ++ natText (t2 - t1) ++ " ms")
+  let line ← try replayWith env md path t0 finally env.freeRegions
+  IO.println line
+
+/-- Replay one compiled module, given the path of its `.olean`. -/
+@[implemented_by replayFileUnsafe]
+opaque replayFile (path : String) : IO Unit
 
 /-- An error's text. -/
 def errText : IO.Error → String

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +30,6 @@ PART_SUFFIXES = (".olean", ".olean.server", ".olean.private")
 REPLAY_TIMEOUT_S = 3600.0
 
 _LINE_RE = re.compile(r"^(?P<verdict>replayed|REJECTED) (?P<path>\S+?\.olean): (?P<text>.*)$")
-_RESULT_RE = re.compile(r"^REPLAY-RESULT (ok|rejected \d+)$", re.M)
 
 
 class ReplayError(RuntimeError):
@@ -77,36 +76,57 @@ def stage(build_dir: Path, modules: Sequence[str], folder: Path) -> dict[str, st
     return staged
 
 
-def parse(output: str, staged: dict[str, str]) -> tuple[list[str], list[str]]:
-    """(problems, accepted lines) from the driver's output; every staged module must have
-    exactly one verdict, and the run must end with its result line."""
+def read_verdicts(output: str, staged: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """The driver's verdict on each staged module it reached: module -> ("replayed" or
+    "REJECTED", its text). Lines naming a path that was not staged are ignored."""
     verdicts: dict[str, tuple[str, str]] = {}
     for line in output.splitlines():
         match = _LINE_RE.match(line.strip())
         if match and match.group("path") in staged:
             verdicts[staged[match.group("path")]] = (match.group("verdict"), match.group("text"))
-    problems, accepted = [], []
-    tail = " ".join(line for line in output.splitlines()[-12:]
+    return verdicts
+
+
+def _tail(output: str) -> str:
+    return " ".join(line for line in output.splitlines()[-12:]
                     if not line.startswith("[DEBUG"))[-400:]
+
+
+def run_in_batches(run: Callable[[list[str]], str], staged: dict[str, str]
+                   ) -> tuple[list[str], list[str]]:
+    """Replay every staged module, in as few driver processes as crashes allow: ``run``
+    replays the given staged paths in one process and returns its output. A module without a
+    verdict (the process died on it: a crash, a timeout, the WebAssembly heap full) is tried
+    again first in a fresh process; if it dies there too (or died there already) it is a
+    problem, and the rest go on.
+    Returns (problems, accepted lines), in the staged order."""
+    verdicts: dict[str, tuple[str, str]] = {}
+    pending = list(staged)
+    while pending:
+        output = run(pending)
+        verdicts.update(read_verdicts(output, {p: staged[p] for p in pending}))
+        rest = [p for p in pending if staged[p] not in verdicts]
+        if rest and rest[0] == pending[0]:  # died on its first module: no retry left
+            verdicts[staged[rest[0]]] = ("", "no verdict from the driver, though first in a "
+                                             f"fresh process: {_tail(output)}")
+            rest = rest[1:]
+        pending = rest
+    problems, accepted = [], []
     for module in staged.values():
-        verdict, text = verdicts.get(module, ("", ""))
+        verdict, text = verdicts[module]
         if verdict == "replayed":
             accepted.append(f"{module}: {text}")
-        elif verdict == "REJECTED":
-            problems.append(f"kernel-replay {module}: {text}")
         else:
-            problems.append(f"kernel-replay {module}: no verdict from the driver: {tail}")
-    if not _RESULT_RE.search(output) and not problems:
-        problems.append(f"kernel-replay: the driver did not finish: {tail}")
+            problems.append(f"kernel-replay {module}: {text}")
     return problems, accepted
 
 
 def replay_modules(toolchain: Toolchain, build_dir: Path, modules: Sequence[str], *,
                    timeout: float = REPLAY_TIMEOUT_S) -> ReplayOutcome:
     """Replay ``modules`` (compiled into ``build_dir``) through the kernel of ``toolchain``.
-    A module the kernel rejects, or that gets no verdict (a crash, a timeout), is a problem
-    line naming it. Raises :class:`ReplayError` if a module's ``.olean`` is missing, and what
-    :meth:`Toolchain.run_lean` raises (the registry Lean run without its rewrites)."""
+    A module the kernel rejects, or that gets no verdict even alone in a fresh process, is a
+    problem line naming it. Raises :class:`ReplayError` if a module's ``.olean`` is missing,
+    and what :meth:`Toolchain.run_lean` raises (the registry Lean run without its rewrites)."""
     base = cache_root() if toolchain.kind == "wasm" else None
     if base is not None:
         base.mkdir(parents=True, exist_ok=True)
@@ -114,13 +134,16 @@ def replay_modules(toolchain: Toolchain, build_dir: Path, modules: Sequence[str]
     with tempfile.TemporaryDirectory(prefix="pytools-replay-", dir=base) as tmp:
         folder = Path(tmp)
         staged = stage(build_dir, modules, folder)
-        args = ["--run", str(folder / DRIVER.name), *staged]
-        try:
-            proc = toolchain.run_lean(args, [folder / "lib"], cwd=folder, timeout=timeout)
-            output = proc.stdout + "\n" + proc.stderr
-        except OSError as exc:
-            output = f"could not run: {exc}"
-        except subprocess.TimeoutExpired:  # every module then lacks a verdict: a problem each
-            output = f"did not finish in {timeout:.0f} s"
-        problems, accepted = parse(output, staged)
+
+        def run(paths: list[str]) -> str:
+            args = ["--run", str(folder / DRIVER.name), *paths]
+            try:
+                proc = toolchain.run_lean(args, [folder / "lib"], cwd=folder, timeout=timeout)
+            except OSError as exc:
+                return f"could not run: {exc}"
+            except subprocess.TimeoutExpired:
+                return f"did not finish in {timeout:.0f} s"
+            return proc.stdout + "\n" + proc.stderr
+
+        problems, accepted = run_in_batches(run, staged)
     return ReplayOutcome(tuple(problems), tuple(accepted), time.monotonic() - start)
