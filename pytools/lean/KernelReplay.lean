@@ -1,5 +1,6 @@
 module
-public import Lean
+public import Lean.Environment
+public import Lean.Util.FoldConsts
 
 /-! # Kernel replay of compiled modules
 
