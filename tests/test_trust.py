@@ -171,7 +171,7 @@ def test_verify_shows_the_trust_field_in_text_and_json(tmp_path: Path) -> None:
     assert report["trust"]["certificates"] == sorted([str(paths["ceiling"]),
                                                       str(paths["floor"])])
     text = CliRunner().invoke(verify_main, ["--manifest", str(manifest)]).output
-    assert "trust: what these green certificates rest on" in text
+    assert "What these green certificates rest on (their trust field):" in text
     for line in trust.trust_lines(cert["trust"]):
         assert line in text.splitlines()
     # planted: one certificate edited (red): only the green one's trust field is reported

@@ -391,9 +391,10 @@ def trust_report(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
         fields.setdefault(canonical_bytes(field), (field, []))[1].append(entry["path"])
     paths = sorted(p for _, listed in fields.values() for p in listed)
     if len(fields) != 1:
-        lines = ([f"trust: the green certificates state {len(fields)} different trust fields"]
+        lines = ([f"The green certificates state {len(fields)} different trust fields."]
                  if fields else [])
         return {"certificates": paths, "field": None, "lines": lines}
     field = next(iter(fields.values()))[0]
     return {"certificates": paths, "field": field,
-            "lines": ["trust: what these green certificates rest on", *trust_lines(field)]}
+            "lines": ["What these green certificates rest on (their trust field):",
+                      *trust_lines(field)]}
