@@ -1,6 +1,7 @@
 """Kernel replay of the compiled library: every declaration of every module read back from its
 ``.olean`` files and sent to Lean's kernel again, by the driver ``KernelReplay.lean`` under
-``lean --run`` (one process for all modules).
+``lean --run`` (one process for all modules, and a fresh one from a module a process died
+on: :func:`run_in_batches`).
 
 It runs on the registry WebAssembly Lean, which ships no ``leanchecker`` (measured,
 docs/toolchain.md): the driver uses only what that build can run. The modules' files are
