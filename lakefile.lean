@@ -10,5 +10,10 @@ nothing here, and the registry build compiles the same files without it. -/
 
 package proofs
 
+/- The generated data modules (`Proofs/Ceiling/MooncakeTrace.lean`, `Proofs/Kernel/Table.lean`,
+...) check big computations with `decide +kernel`, which recurses deeply on Lean's threads.
+`--tstack` (in KiB) gives those threads 512 MiB, the stack CI's registry Lean runs with; the
+measured need is far smaller (docs/toolchain.md, "The elan world's thread stack"). -/
 @[default_target]
-lean_lib Proofs
+lean_lib Proofs where
+  moreLeanArgs := #["--tstack=524288"]

@@ -21,6 +21,7 @@ from pytools.lean.audit.records import AuditReport
 from pytools.publish import attest
 from pytools.publish.canonical import canonical_bytes, sha256_bytes, with_body_hash, write_canonical
 from pytools.publish.keys import public_pem
+from pytools.publish.trust import trust_block
 from pytools.publish.validation import package_schemas
 
 TOOLCHAIN = {"kind": "wasm", "version": "4.28.0-pre", "commit": "38f3c0c4" + "0" * 32}
@@ -75,6 +76,7 @@ def certificate(result: str, title: str, theorems: list[dict[str, Any]],
         "oleans": [{"path": ".lake/build/lib/lean/Proofs/Isolation/Floor.olean",
                     "sha256": "2" * 64}],
         "audit": audit_block(),
+        "trust": trust_block(TOOLCHAIN, ["sorry", "native-code"]),
         **extra,
     })
 

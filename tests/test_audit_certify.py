@@ -75,7 +75,8 @@ def test_audit_block_states_checks_lean_and_limits() -> None:
     block = certificate.audit_block(wasm, {"version": "4.28.0-pre", "commit": "38f3c0c4"})
     status = {c["name"]: c["status"] for c in block["checks"]}
     assert status == {"olean-audit": "passed", "print-axioms": "not-run",
-                      "leanchecker": "not-run", "reviewed-statements": "passed"}
+                      "leanchecker": "not-run", "kernel-replay": "not-run",
+                      "reviewed-statements": "passed"}
     assert "needs a native Lean" in next(c["detail"] for c in block["checks"]
                                          if c["name"] == "leanchecker")
     assert block["lean"] == {"version": "4.28.0-pre", "commit": "38f3c0c4"}
@@ -141,21 +142,24 @@ def test_native_certify_runs_leanchecker_and_fails_on_rejection(tmp_path: Path,
 
 def test_native_certify_without_leanchecker_says_why(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(certify, "native_cross_check", lambda *a: [])
+    monkeypatch.setattr(certify, "kernel_replay", lambda *a: [])
     monkeypatch.setattr(certify.audit_native, "find_leanchecker", lambda lean: None)
     monkeypatch.setattr(certify.reviewed, "check", lambda root, report, theorems: [])
     problems, ran, why = certify.audit_checks(_native(tmp_path), tmp_path, ["Proofs.A"],
                                               _report(), ())
     assert problems == [] and "leanchecker" not in ran
     assert why["leanchecker"].startswith("no leanchecker next to")
+    assert ran["kernel-replay"]  # the driver replays instead
 
 
-def test_wasm_certify_checks_reviewed_statements(tmp_path: Path) -> None:
+def test_wasm_certify_checks_reviewed_statements(tmp_path: Path, monkeypatch) -> None:
     """The reviewed check runs everywhere: a missing file is a problem naming it; once
     accepted, the same library has no problem."""
     wasm = replace(_native(tmp_path), kind="wasm")
+    monkeypatch.setattr(certify, "kernel_replay", lambda *a: [])
     spec = certify.ResultSpec("demo", "Demo", ("KVCache.A.main",), ("x",), None)
     problems, ran, _ = certify.audit_checks(wasm, tmp_path, ["Proofs.A"], _report(), (spec,))
-    assert ran == {"reviewed-statements": True}
+    assert ran == {"reviewed-statements": True, "kernel-replay": True}
     assert len(problems) == 1 and str(reviewed.REVIEWED_FILE) in problems[0]
     assert "missing" in problems[0]
     reviewed.accept(tmp_path, _report(), ["KVCache.A.main"])

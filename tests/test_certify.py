@@ -143,7 +143,7 @@ def test_certificates_are_schema_valid_hashed_canonical_and_bound(project: Path)
         ".lake/build/lib/lean/Proofs/A.olean", ".lake/build/lib/lean/Proofs/A.olean.server",
         ".lake/build/lib/lean/Proofs/A.olean.private"]
     assert [c["name"] for c in cert["audit"]["checks"]] == [
-        "olean-audit", "print-axioms", "leanchecker", "reviewed-statements"]
+        "olean-audit", "print-axioms", "leanchecker", "kernel-replay", "reviewed-statements"]
     manifest = json.loads(first.files["certificates/MANIFEST.json"])
     assert schema_errors(manifest, "manifest") == []
     assert manifest["theorems"] == [{

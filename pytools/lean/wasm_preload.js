@@ -29,12 +29,23 @@ const path = require("path");
 const Module = require("module");
 const workerThreads = require("worker_threads");
 
-const STACK_MB = 512;
+// PYTOOLS_WASM_STACK_MB (measurements only, e.g. the smallest stack a module compiles with,
+// docs/toolchain.md): another worker stack size in MiB; anything but a positive integer stops.
+const STACK_MB = stackSize(process.env.PYTOOLS_WASM_STACK_MB);
 const FAILED = 97;
 const MODE = process.env.PYTOOLS_WASM_PATCH || "on";
 const REPORT = process.env.PYTOOLS_WASM_PATCH_REPORT || "";
 
 // --- 1. the worker stack -------------------------------------------------------------------
+
+function stackSize(text) {
+  if (text === undefined || text === "") return 512;
+  if (!/^[1-9][0-9]{0,5}$/.test(text)) {
+    process.stderr.write(`pytools wasm preload: PYTOOLS_WASM_STACK_MB=${text}: not a positive integer\n`);
+    process.exit(97);
+  }
+  return Number(text);
+}
 
 const BaseWorker = workerThreads.Worker;
 workerThreads.Worker = class LeanWorker extends BaseWorker {

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pytools.files import atomic_write_bytes, inside
 
-from . import attest, headlines
+from . import attest, headlines, trust
 from .canonical import canonical_bytes, sha256_bytes, with_body_hash
 from .validation import SchemaSet, package_schemas
 
@@ -79,6 +79,10 @@ def assemble(root: Path, out: Derived, sign_key: Ed25519PrivateKey | None = None
             return
         text = readme.read_text(encoding="utf-8")
         updated = with_summary(text, block)
+        certs = [cert for _, cert in sorted(out.certs.items())]
+        if certs and "trust" in certs[0]:
+            trusted = trust.with_trust(updated or text, trust.readme_block(certs[0]["trust"]))
+            updated = trusted if trusted is not None else updated
         pinned = with_block(updated or text, PIN_START, PIN_END, pin_block(out))
         if updated is not None or pinned is not None:
             out.files[str(README)] = (pinned or updated or text).encode("utf-8")

@@ -34,6 +34,7 @@ from pytools.lean.audit import reviewed
 from pytools.lean.audit.records import AuditError, AuditReport, Declaration
 from pytools.lean.build import BUILD_DIR, BuildResult
 from pytools.lean.build_audit import build_and_audit, build_summary, library_files
+from pytools.lean.replay import ReplayError, replay_modules
 from pytools.lean.toolchain import Toolchain, find_toolchain
 from pytools.paths import sha256_file
 from pytools.results.registry import published_results, published_theorems
@@ -64,6 +65,7 @@ from .compare import (
     recorded_source,
 )
 from .keys import load_signing_key
+from .trust import trust_block
 from .validation import SchemaSet, package_schemas
 
 RECEIPT = Path(".lake/build/pytools-receipt.json")
@@ -130,6 +132,7 @@ def derive(
     by_name = {d.name: d for d in report_.declarations}
     sources = hashed_sources(root)
     summary = audit_summary(report_, toolchain_identity)
+    trust = trust_block(toolchain_identity, report_.rules)
     source = provenance.source(root, source_commit).as_json()
     oleans, missing = provenance.olean_parts(root, report_.modules)
     out.problems += [f"{m}: missing, though its module was audited" for m in missing]
@@ -160,6 +163,7 @@ def derive(
             "source": source,
             "oleans": oleans,
             "audit": summary,
+            "trust": trust,
             **evidence.extra,
         }
         if spec.artifacts:
@@ -222,13 +226,23 @@ def native_cross_check(
     return audit_native.compare_with_native(report_, native)
 
 
+def kernel_replay(toolchain: Toolchain, root: Path, modules: list[str]) -> list[str]:
+    """Replay every library module through the toolchain's kernel (the ``KernelReplay.lean``
+    driver, :mod:`pytools.lean.replay`); one problem line per module it did not accept."""
+    try:
+        return list(replay_modules(toolchain, root / BUILD_DIR, modules).problems)
+    except ReplayError as exc:
+        return [f"kernel-replay: {exc}"]
+
+
 def audit_checks(
     toolchain: Toolchain, root: Path, modules: list[str], report_: AuditReport,
     results: tuple[ResultSpec, ...],
 ) -> tuple[list[str], dict[str, bool], dict[str, str]]:
-    """The checks beside the .olean audit: the reviewed statements (always), and where a
-    native Lean exists `#print axioms` and a kernel replay (leanchecker) of every module.
-    Returns (problems, which checks ran, why the others did not)."""
+    """The checks beside the .olean audit: the reviewed statements (always); where a native
+    Lean exists `#print axioms` and a kernel replay (leanchecker) of every module; wherever
+    leanchecker did not run, the kernel replay of every module by the ``KernelReplay.lean``
+    driver. Returns (problems, which checks ran, why the others did not)."""
     theorems = published_theorems(results)
     try:
         problems = reviewed.check(root, report_, theorems)
@@ -236,18 +250,21 @@ def audit_checks(
         problems = [f"{reviewed.REVIEWED_FILE}: cannot compare: {exc}"]
     ran = {"reviewed-statements": True}
     why: dict[str, str] = {}
-    if toolchain.kind != "native":
+    if toolchain.kind == "native":
+        problems += native_cross_check(toolchain, root, modules, report_, results)
+        ran["print-axioms"] = True
+        checker = audit_native.find_leanchecker(toolchain.lean[0])
+        if checker is None:
+            why["leanchecker"] = f"no leanchecker next to {toolchain.lean[0]} or on PATH"
+        else:
+            cmd = [toolchain.lake, "env", checker] if toolchain.lake else [checker]
+            env = _lean_env(toolchain, root)
+            problems += audit_native.run_leanchecker(cmd, modules, cwd=root, env=env)
+            ran["leanchecker"] = True
+    if ran.get("leanchecker"):
         return problems, ran, why
-    problems += native_cross_check(toolchain, root, modules, report_, results)
-    ran["print-axioms"] = True
-    checker = audit_native.find_leanchecker(toolchain.lean[0])
-    if checker is None:
-        why["leanchecker"] = f"no leanchecker next to {toolchain.lean[0]} or on PATH"
-        return problems, ran, why
-    cmd = [toolchain.lake, "env", checker] if toolchain.lake else [checker]
-    env = _lean_env(toolchain, root)
-    problems += audit_native.run_leanchecker(cmd, modules, cwd=root, env=env)
-    ran["leanchecker"] = True
+    problems += kernel_replay(toolchain, root, modules)
+    ran["kernel-replay"] = True
     return problems, ran, why
 
 

@@ -219,6 +219,8 @@ def verify(files: tuple[Path, ...], manifest_path: Path | None, pin: str | None,
             click.echo(f"error: {verdict.error}", err=True)
         else:
             _print_verdict(verdict)
+    for line in report.trust.get("lines", []):
+        click.echo(line)
     if rebuilt is not None:
         click.echo(f"{'GREEN' if rebuilt['green'] else 'RED'}  rebuild  "
                    f"({len(rebuilt['compared'])} files compared)")

@@ -20,6 +20,7 @@ from pytools.paths import sha256_file
 
 from . import provenance
 from .bundle import CERT_DIR, ENVELOPE, MANIFEST, README, Derived, with_recorded_oleans
+from .trust import MACHINE_KEYS as TRUST_MACHINE_KEYS
 
 
 def compare(root: Path, derived: Derived, same_toolchain: bool,
@@ -113,6 +114,9 @@ def _same_but_toolchain(a: bytes, b: bytes) -> bool:
             for key in MACHINE_KEYS:  # which checks this machine's Lean could run
                 if isinstance(obj.get("audit"), dict):
                     obj["audit"].pop(key, None)
+            for key in TRUST_MACHINE_KEYS:  # the kernel that checked, and its known issues
+                if isinstance(obj.get("trust"), dict):
+                    obj["trust"].pop(key, None)
             for entry in obj.get("files", []):
                 entry.pop("sha256", None)
                 entry.pop("size", None)

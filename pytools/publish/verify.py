@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ from .manifest import (
     read_limited,
 )
 from .strictjson import MAX_BYTES, MAX_DEPTH, json_depth, parse_json
+from .trust import trust_lines
 from .validation import SchemaSet, package_schemas
 
 __all__ = [
@@ -363,6 +364,8 @@ class VerifyReport:
     manifest: ManifestCheck
     verdicts: tuple[Verdict, ...]
     status: int
+    #: What the green certificates say they rest on (:func:`trust_report`).
+    trust: dict[str, Any] = field(default_factory=dict)
 
     @property
     def green(self) -> bool:
@@ -372,7 +375,8 @@ class VerifyReport:
     def as_json(self) -> dict[str, Any]:
         """The report of ``pytools verify --json``, in its key order."""
         return {"manifest": self.manifest.as_json(),
-                "verdicts": [v.as_json() for v in self.verdicts], "green": self.green}
+                "verdicts": [v.as_json() for v in self.verdicts], "green": self.green,
+                "trust": self.trust}
 
 
 def run_verify(
@@ -408,4 +412,28 @@ def run_verify(
         if not verdict.green:
             status = max(status, 1)
     return VerifyReport(ManifestCheck(str(manifest_path), manifest.sha256, anchor),
-                        tuple(verdicts), status)
+                        tuple(verdicts), status,
+                        trust_report([v.as_json() for v in verdicts]))
+
+
+def trust_report(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the green certificates among ``verdicts`` say they rest on (their ``trust``
+    field, :mod:`.trust`), with its text; certificates that disagree are said to."""
+    fields: dict[bytes, tuple[Any, list[str]]] = {}
+    for entry in verdicts:
+        if entry["kind"] != "certificate" or not entry["green"]:
+            continue
+        try:
+            field = parse_json(Path(entry["path"]).read_bytes()).get("trust")
+        except (OSError, ValueError, AttributeError):
+            continue
+        fields.setdefault(canonical_bytes(field), (field, []))[1].append(entry["path"])
+    paths = sorted(p for _, listed in fields.values() for p in listed)
+    if len(fields) != 1:
+        lines = ([f"The green certificates state {len(fields)} different trust fields."]
+                 if fields else [])
+        return {"certificates": paths, "field": None, "lines": lines}
+    field = next(iter(fields.values()))[0]
+    return {"certificates": paths, "field": field,
+            "lines": ["What these green certificates rest on (their trust field):",
+                      *trust_lines(field)]}

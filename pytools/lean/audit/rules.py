@@ -491,7 +491,11 @@ def rule_unvetted_extension(facts: LibraryFacts) -> Iterable[Finding]:
 
 # --------------------------------------------------------------------------- source text
 
-_OPTION_RE = {name: re.compile(r"(?<![\w.])" + r"\s*\.\s*".join(map(re.escape, name.split(".")))
+#: An option name not inside another name: preceded by no name character, or by the command
+#: line's ``-D`` (``moreLeanArgs := #["-Ddebug.skipKernelTC=true"]``) or Lean's ``weak.``
+#: prefix (``-Dweak.debug.skipKernelTC=true``, set only where the option exists).
+_OPTION_RE = {name: re.compile(r"(?:(?<=-D)|(?<=weak\.)|(?<![\w.]))"
+                               + r"\s*\.\s*".join(map(re.escape, name.split(".")))
                                + r"(?![\w'])") for name in KERNEL_OPTIONS}
 
 

@@ -138,9 +138,21 @@
         li.textContent = (item.verdict.green ? "GREEN " : "RED ") + files[item.index].name + ": " + item.verdict.codes.join(", ");
         more.appendChild(li);
       });
+      showTrust(files, result.verdicts);
     } catch (e) {
       if (mine === seq) showError(subjects.length ? subjects[0].name : "(input)", String(e && e.message ? e.message : e));
     }
+  }
+
+  /* What the first green certificate says it rests on (its trust field), under the verdicts. */
+  function showTrust(files, verdicts) {
+    var green = verdicts.filter(function (v) { return v.verdict.green && v.verdict.kind === "certificate"; })[0];
+    if (!green) return;
+    var lines = PCV.trustLines(PCV.parse(new TextDecoder().decode(files[green.index].bytes)));
+    var li = document.createElement("li");
+    li.className = "trust";
+    li.textContent = "What " + files[green.index].name + " rests on:\n" + lines.join("\n");
+    more.appendChild(li);
   }
 
   async function userOptions() {

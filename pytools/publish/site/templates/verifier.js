@@ -852,6 +852,41 @@ var PCV = (function () {
     return verdict(reasons, name, sha, kind, result);
   }
 
+  /* What a certificate says it rests on (its trust field), as pytools.publish.trust.trust_lines
+   * renders it: the same lines, so the page, `pytools verify` and README say the same. */
+  function trustLines(cert) {
+    function get(m, k) { return m instanceof Map ? m.get(k) : m[k]; }
+    var t = get(cert, "trust");
+    if (!t) return [];
+    var kernel = get(t, "kernel"), issues = get(t, "kernel_issues");
+    var lines = ["- Lean kernel: " + get(kernel, "kind") + " Lean " + get(kernel, "version") + ", commit `" +
+      (get(kernel, "commit") || "unknown") + "` (read from " + get(kernel, "read_from") + ")."];
+    var listed = get(issues, "issues");
+    if (!get(issues, "assessed")) {
+      lines.push("- Known kernel soundness issues: not assessed for this version (the list covers " +
+        get(issues, "assessed_for").join(", ") + ").");
+    } else if (!listed.length) {
+      lines.push("- Known kernel soundness issues fixed later: none known.");
+    } else {
+      lines.push("- Known kernel soundness issues of this version, fixed later:");
+      listed.forEach(function (i) {
+        var rules = get(i, "excluded_by_rules").map(function (r) { return "`" + r + "`"; }).join(", ") || "none";
+        lines.push("  - " + get(i, "id") + " (fixed by " + get(i, "fixed_by").join(", ") + ", merged " +
+          get(i, "merged") + "): " + get(i, "title") + ". Needs " + get(i, "needs") + ". Rules excluding it: " +
+          rules + ". Not excluded: " + get(i, "not_excluded") + ".");
+      });
+    }
+    [["olean_reader", "`.olean` reader"], ["audit_rules", "audit rules"], ["kernel_replay", "kernel replay driver"],
+      ["browser_verifier", "browser verifier"]].forEach(function (p) {
+      var part = get(t, p[0]);
+      var extra = p[0] === "audit_rules" ? " (" + get(part, "rules").length + " rules)" : "";
+      lines.push("- " + p[1] + extra + ": SHA-256 `" + get(part, "sha256") + "` of " + get(part, "files").join(", ") + ".");
+    });
+    var signing = get(t, "signing");
+    lines.push("- Signing: " + get(signing, "certificate") + "; " + get(signing, "release") + ".");
+    return lines;
+  }
+
   /* Normalise a pin typed by a person: 64 hex digits, lower case; throws otherwise. */
   function normalisePin(text) {
     var pin = String(text).trim();
@@ -865,7 +900,7 @@ var PCV = (function () {
     ManifestError: ManifestError, KeyFileError: KeyFileError, parsePublicKeys: parsePublicKeys,
     ed25519Supported: ed25519Supported, checkAnchor: checkAnchor, anchorSummary: anchorSummary,
     verifyBytes: verifyBytes, unreadable: unreadable, normalisePin: normalisePin, JsonError: JsonError, b64decode: b64decode,
-    meaning: meaning
+    meaning: meaning, trustLines: trustLines
   };
 })();
 if (typeof module !== "undefined" && module.exports) { module.exports = PCV; }
