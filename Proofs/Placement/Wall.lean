@@ -1,5 +1,7 @@
 module
 
+public import Proofs.Common.List
+
 /-!
 # Pooled KV placement: the compulsory-miss wall
 
@@ -59,6 +61,8 @@ about sizes, latency or bandwidth.
 
 namespace KVCache.Placement
 
+open KVCache.Common
+
 variable {α : Type} [DecidableEq α] {H : Type} [DecidableEq H]
 
 /-! ## Distinct blocks -/
@@ -102,59 +106,6 @@ theorem nodup_dedup (r : List α) : (dedup r).Nodup := by
     · simp only [dedup]
       rw [if_neg h]
       exact List.nodup_cons.mpr ⟨fun hb => h ((mem_dedup b rest).mp hb), ih⟩
-
-/-- If `b` occurs in `l₁` and in `l₂`, a copy of `b` survives removing one copy of `b` from
-`l₁ ++ l₂`. -/
-theorem mem_erase_append_left (b : α) (l₂ : List α) (hb : b ∈ l₂) (l₁ : List α) :
-    b ∈ l₁ → b ∈ (l₁ ++ l₂).erase b := by
-  intro h
-  rw [List.erase_append_left l₂ h]
-  exact List.mem_append.mpr (Or.inr hb)
-
-/-- If a copy of `b` survives removing one copy of `b` from `l₂`, one survives in
-`l₁ ++ l₂`. -/
-theorem mem_erase_append_right (b : α) (l₂ : List α) (hb : b ∈ l₂.erase b) (l₁ : List α) :
-    b ∈ (l₁ ++ l₂).erase b := by
-  by_cases h : b ∈ l₁
-  · exact mem_erase_append_left b l₂ (List.mem_of_mem_erase hb) l₁ h
-  · rw [List.erase_append_right l₂ h]
-    exact List.mem_append.mpr (Or.inr hb)
-
-/-- A duplicate-free list contained in `m` is no longer than `m`. -/
-theorem length_le_of_nodup_of_subset (l : List α) :
-    ∀ m : List α, l.Nodup → (∀ x ∈ l, x ∈ m) → l.length ≤ m.length := by
-  induction l with
-  | nil => intro m _ _; exact Nat.zero_le _
-  | cons a l ih =>
-    intro m hnd hsub
-    have ha : a ∉ l := (List.nodup_cons.mp hnd).1
-    have hl : l.Nodup := (List.nodup_cons.mp hnd).2
-    have ham : a ∈ m := hsub a (List.mem_cons.mpr (Or.inl rfl))
-    have hsub' : ∀ x ∈ l, x ∈ m.erase a := by
-      intro x hx
-      have hne : x ≠ a := by
-        intro e; rw [e] at hx; exact ha hx
-      exact (List.mem_erase_of_ne hne).mpr (hsub x (List.mem_cons.mpr (Or.inr hx)))
-    have h1 := ih (m.erase a) hl hsub'
-    have h2 := List.length_erase_of_mem ham
-    have h3 := List.length_pos_of_mem ham
-    simp only [List.length_cons]
-    omega
-
-/-- If moreover `m` still contains `b` after one copy of `b` is removed (`m.erase b`), `l` is
-strictly shorter than `m`. -/
-theorem length_lt_of_nodup_of_subset_of_dup (l m : List α) (b : α) (hnd : l.Nodup)
-    (hsub : ∀ x ∈ l, x ∈ m) (hb : b ∈ m.erase b) : l.length < m.length := by
-  have hsub' : ∀ x ∈ l, x ∈ m.erase b := by
-    intro x hx
-    by_cases e : x = b
-    · rw [e]; exact hb
-    · exact (List.mem_erase_of_ne e).mpr (hsub x hx)
-  have h1 := length_le_of_nodup_of_subset l (m.erase b) hnd hsub'
-  have hm := List.mem_of_mem_erase hb
-  have h2 := List.length_erase_of_mem hm
-  have h3 := List.length_pos_of_mem hm
-  omega
 
 /-! ## One cache -/
 
