@@ -60,7 +60,11 @@ variable {α : Type u} [DecidableEq α]
 /-- A replacement policy that may decline to store a missed block. On a miss of block `x`,
 requested at step `i` of the stream `r`, in a full cache `c`, `victim r i c x` (taken modulo
 `c.length + 1`) is a position in `x :: c`: `0` drops `x` itself (bypass), `j + 1` evicts
-`c[j]` and stores `x`. -/
+`c[j]` and stores `x`.
+
+It differs from `Policy` by that one option (`Policy.toBypass` embeds `Policy` into it); the
+step is fixed by `bstep`. `KVCache.Placement.beladyBypassPolicy` (`Proofs.Placement.Optimal`)
+turns Belady with bypass into a `KVCache.Placement.Policy`, the placement result's class. -/
 structure BypassPolicy (α : Type u) where
   /-- Position in `x :: c` of the block to drop (taken modulo `c.length + 1`). -/
   victim : List α → Nat → List α → α → Nat

@@ -52,9 +52,12 @@ public import Proofs.Common.List
 * `shared_example`: a three-request, two-host trace where the wall is 2 and the per-host sum
   is 3 (checked by `decide`), so the strict hypothesis is satisfiable.
 
-What is not proved here: optimality at capacities below the number of distinct blocks (the
-CP-SAT certificate in `pytools/placement.py` covers one committed instance), and anything
-about sizes, latency or bandwidth.
+What is not proved here: optimality at capacities below the number of distinct blocks
+(`Proofs.Placement.Optimal` proves that Belady with bypass is the demand-fetch optimum at every
+capacity, blocks counted; `Proofs.Placement.Farthest` has the kernel count the optimum, with
+sizes, on one committed instance, which the `pooled-placement` result in
+`pytools/results/placement/` also solves with CP-SAT), and anything about sizes, latency
+or bandwidth.
 -/
 
 @[expose] public section
@@ -110,7 +113,14 @@ theorem nodup_dedup (r : List α) : (dedup r).Nodup := by
 /-! ## One cache -/
 
 /-- A replacement policy: from the current cache contents, the requested block and the
-remaining future requests, the cache contents after serving the request. -/
+remaining future requests, the cache contents after serving the request.
+
+It is the widest of the library's policy notions: any next cache at all, with demand fetch
+(`DemandFetch`) and capacity (`FitsIn`) stated as hypotheses where a theorem needs them. The
+ceiling's `KVCache.Ceiling.Policy` and `KVCache.Ceiling.BypassPolicy` (`Proofs.Ceiling.Cache`,
+`Proofs.Ceiling.Bypass`) choose only a victim (or bypass) within a fixed demand-fetch step of
+capacity `k`; `beladyBypassPolicy` (`Proofs.Placement.Optimal`) brings Belady with bypass into
+this class. -/
 structure Policy (α : Type) where
   /-- `step c b f`: the cache contents after serving a request for `b` with contents `c` and
   future requests `f`. -/
