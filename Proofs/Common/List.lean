@@ -3,11 +3,11 @@ module
 /-!
 # General list lemmas
 
-Facts about `List` with no cache meaning, used by several topics (`Proofs.Ceiling`,
-`Proofs.Placement`, `Proofs.Kernel`) and proved once here. Core's `Init` (Lean 4.28) has no
+Facts about `List` with no cache meaning, used by `Proofs.Ceiling` and `Proofs.Placement`
+(one of them was proved in both) and proved once here. Core's `Init` (Lean 4.28) has no
 statement of them: its `Nodup` has no length bound for a duplicate-free list contained in
 another (that is `Subperm` in Batteries and Mathlib, which the library does not use), so they
-are proved from core's lemmas about `List.erase`, `List.take`, `List.eraseIdx` and `List.set`.
+are proved from core's lemmas about `List.erase`, `List.take` and `List.eraseIdx`.
 
 * Counting: `u :: z :: T` has no duplicates when `T` has none and holds neither
   (`nodup_cons_cons`); replacing one copy of a block of `S` by a block in front keeps the
@@ -21,8 +21,6 @@ are proved from core's lemmas about `List.erase`, `List.take`, `List.eraseIdx` a
 * `take`: moving a block of the first `k` to the front keeps the first `k` up to order
   (`take_cons_erase_perm`); removing a block outside them keeps them
   (`take_erase_of_not_mem_take`).
-* `set`: updating an entry that exists makes the lookup return the new value
-  (`getElem?_set_self_of_eq_some`).
 -/
 
 public section
@@ -30,13 +28,6 @@ public section
 namespace KVCache.Common
 
 universe u
-
-/-! ## Updating an entry -/
-
-/-- Updating an entry that exists makes the lookup return the new value. -/
-theorem getElem?_set_self_of_eq_some {α : Type u} {l : List α} {t : Nat} {x y : α}
-    (h : l[t]? = some x) : (l.set t y)[t]? = some y := by
-  simp [List.getElem?_set_self', h]
 
 variable {α : Type u} [DecidableEq α]
 

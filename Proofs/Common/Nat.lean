@@ -3,14 +3,12 @@ module
 /-!
 # General natural-number lemmas
 
-Facts about `Nat` with no cache meaning, used by several topics (`Proofs.Isolation`,
-`Proofs.Ceiling`, `Proofs.Kernel`) and proved once here, on top of core's `Nat.blt_eq`,
-`Nat.ble_eq_true_of_le`, `Nat.eq_of_beq_eq_true`, `Nat.le_log2` and `Nat.log2_self_le`.
+Facts about `Nat` with no cache meaning, taken out of topic files (`Proofs.Isolation`,
+`Proofs.Ceiling`) and proved once here, on top of core's `Nat.blt_eq`, `Nat.le_log2` and
+`Nat.log2_self_le`.
 
-* Boolean comparisons, both ways: `Nat.blt x y = true` exactly when `x < y`
-  (`lt_of_blt_eq_true`, `blt_eq_true_of_lt`), `Nat.blt x y = false` exactly when `y ≤ x`
-  (`le_of_blt_eq_false`, `blt_eq_false_of_le`), and `Nat.beq a b = false` when `a ≠ b`
-  (`beq_eq_false_of_ne`).
+* Boolean comparisons: `Nat.blt x y = true` gives `x < y` (`lt_of_blt_eq_true`), and
+  `Nat.blt x y = false` exactly when `y ≤ x` (`le_of_blt_eq_false`, `blt_eq_false_of_le`).
 * Pigeonhole: a collision-free map of the `a` numbers below `a` into the numbers below `b`
   forces `a ≤ b` (`le_of_injOn_lt`).
 * `Nat.log2`: `2 ^ k ≤ s` gives `k ≤ Nat.log2 s` (`le_log2_of_two_pow_le`), and `Nat.log2`
@@ -27,14 +25,11 @@ namespace KVCache.Common
 theorem lt_of_blt_eq_true {x y : Nat} (h : Nat.blt x y = true) : x < y := by
   simpa [Nat.blt_eq] using h
 
-/-- `Nat.blt` of a smaller number is `true`. -/
-theorem blt_eq_true_of_lt {a b : Nat} (h : a < b) : Nat.blt a b = true :=
-  Nat.ble_eq_true_of_le h
-
 /-- `Nat.blt` answers `<`, negatively. -/
 theorem le_of_blt_eq_false {x y : Nat} (h : Nat.blt x y = false) : y ≤ x :=
   Nat.not_lt.mp fun hlt => by
-    rw [blt_eq_true_of_lt hlt] at h
+    have ht : Nat.blt x y = true := by simpa [Nat.blt_eq] using hlt
+    rw [ht] at h
     cases h
 
 /-- `Nat.blt` of a number no smaller is `false`. -/
@@ -42,12 +37,6 @@ theorem blt_eq_false_of_le {x y : Nat} (h : y ≤ x) : Nat.blt x y = false := by
   cases hb : Nat.blt x y
   · rfl
   · exact absurd (lt_of_blt_eq_true hb) (Nat.not_lt.mpr h)
-
-/-- `Nat.beq` of two different numbers is `false`. -/
-theorem beq_eq_false_of_ne {a b : Nat} (h : a ≠ b) : Nat.beq a b = false := by
-  cases h' : Nat.beq a b
-  · rfl
-  · exact absurd (Nat.eq_of_beq_eq_true h') h
 
 /-! ## Pigeonhole -/
 

@@ -35,8 +35,6 @@ claimed for a network that never delivers (a partition): these are runs that *ex
 
 namespace KVCache.Kernel
 
-open KVCache.Common
-
 /-! ## Genuine tokens -/
 
 /-- A token fits a block's phase when its slot is the block's current one: a capability of

@@ -1,8 +1,6 @@
 module
 
 public import Proofs.Kernel.Model
-public import Proofs.Common.List
-public import Proofs.Common.Nat
 
 /-!
 # Single-owner state movement: the invariants
@@ -46,8 +44,6 @@ Theorems about the kernel and the system of `Proofs.Kernel.Model`, for every con
 @[expose] public section
 
 namespace KVCache.Kernel
-
-open KVCache.Common
 
 /-! ## Tokens, clocks and well-formed states -/
 
@@ -106,6 +102,25 @@ structure WF (cfg : Config) (k : Kern) : Prop where
   length_eq : k.blocks.length = cfg.blocks
   /-- Every record is well formed. -/
   blk_ok : ∀ x ∈ k.blocks, BlkOk cfg x
+
+/-! ## Bool tests -/
+
+/-- `Nat.blt` of a smaller number. -/
+theorem blt_of_lt {a b : Nat} (h : a < b) : Nat.blt a b = true := Nat.ble_eq_true_of_le h
+
+/-- `Nat.ble` of a number no larger. -/
+theorem ble_of_le {a b : Nat} (h : a ≤ b) : Nat.ble a b = true := Nat.ble_eq_true_of_le h
+
+/-- `Nat.beq` of two different numbers. -/
+theorem beq_of_ne {a b : Nat} (h : a ≠ b) : Nat.beq a b = false := by
+  cases h' : Nat.beq a b
+  · rfl
+  · exact absurd (Nat.eq_of_beq_eq_true h') h
+
+/-- Updating an entry that exists makes the lookup return the new value. -/
+theorem getElem?_set_self_of_eq_some {α : Type} {l : List α} {t : Nat} {x y : α}
+    (h : l[t]? = some x) : (l.set t y)[t]? = some y := by
+  simp [List.getElem?_set_self', h]
 
 /-! ## What the checks establish -/
 
@@ -759,7 +774,7 @@ theorem read_progress {cfg : Config} {k : Kern} {b h n : Nat} {x : Blk} (hw : WF
     (hx : k.blocks[b]? = some x) (hph : x.phase = .owned h) (hn : n + 1 = x.seq) :
     (step cfg k (.read h ⟨b, h, k.epoch, x.gen, n⟩)).verdict = .ok := by
   simp [step, doRead, capCheck, tokCheck, hx, hph, hn, Phase.ownedBy,
-    blt_eq_true_of_lt (owner_known hw hx hph)]
+    blt_of_lt (owner_known hw hx hph)]
 
 /-- **Progress (evict).** In a well-formed state, the owner of a block evicts it with the
 block's current capability. Unconditional: no counter bound is involved. -/
@@ -767,7 +782,7 @@ theorem evict_progress {cfg : Config} {k : Kern} {b h n : Nat} {x : Blk} (hw : W
     (hx : k.blocks[b]? = some x) (hph : x.phase = .owned h) (hn : n + 1 = x.seq) :
     (step cfg k (.evict h ⟨b, h, k.epoch, x.gen, n⟩)).verdict = .ok := by
   simp [step, doEvict, capCheck, tokCheck, hx, hph, hn, Phase.ownedBy,
-    blt_eq_true_of_lt (owner_known hw hx hph)]
+    blt_of_lt (owner_known hw hx hph)]
 
 /-- **Progress (begin), with its condition.** In a well-formed state, the owner of a block
 starts a transfer to any other known holder with the block's current capability, *provided*
@@ -781,8 +796,7 @@ theorem begin_progress {cfg : Config} {k : Kern} {b h n rcv : Nat} {x : Blk} (hw
     (hr : rcv < cfg.holders) (hne : rcv ≠ h) (hseq : x.seq + 2 ≤ cfg.maxSeq) :
     (step cfg k (.begin h ⟨b, h, k.epoch, x.gen, n⟩ rcv)).verdict = .ok := by
   simp [step, doBegin, capCheck, tokCheck, hx, hph, hn, Phase.ownedBy,
-    blt_eq_true_of_lt (owner_known hw hx hph), blt_eq_true_of_lt hr, beq_eq_false_of_ne hne,
-    Nat.ble_eq_true_of_le hseq]
+    blt_of_lt (owner_known hw hx hph), blt_of_lt hr, beq_of_ne hne, ble_of_le hseq]
 
 /-- **The sequence bound.** A `begin` on a block whose sequence counter has no room for a
 ticket and its settling capability (`maxSeq < seq + 2`) is refused, whoever presents whatever
@@ -813,7 +827,7 @@ theorem commit_progress {k : Kern} {cfg : Config} {b s r n : Nat} {x : Blk}
     (hx : k.blocks[b]? = some x) (hph : x.phase = .escrow s r) (hn : n + 1 = x.seq)
     (hr : r < cfg.holders) :
     (step cfg k (.commit r ⟨b, k.epoch, x.gen, n⟩)).verdict = .ok := by
-  simp [step, settle, settleCheck, tktCheck, maySettle, hx, hph, hn, blt_eq_true_of_lt hr]
+  simp [step, settle, settleCheck, tktCheck, maySettle, hx, hph, hn, blt_of_lt hr]
 
 /-- **Progress (abort).** A pending transfer is aborted by its sender `s` (a known holder)
 with its current ticket; unconditional. -/
@@ -821,7 +835,7 @@ theorem abort_progress {k : Kern} {cfg : Config} {b s r n : Nat} {x : Blk}
     (hx : k.blocks[b]? = some x) (hph : x.phase = .escrow s r) (hn : n + 1 = x.seq)
     (hs : s < cfg.holders) :
     (step cfg k (.abort s ⟨b, k.epoch, x.gen, n⟩)).verdict = .ok := by
-  simp [step, settle, settleCheck, tktCheck, maySettle, hx, hph, hn, blt_eq_true_of_lt hs]
+  simp [step, settle, settleCheck, tktCheck, maySettle, hx, hph, hn, blt_of_lt hs]
 
 /-- **No stuck transfer.** In a well-formed state, a block in escrow from `s` to `r` has a
 current ticket with which `r`'s commit and `s`'s abort are both accepted. -/
@@ -852,7 +866,7 @@ generation `maxGen` can never be reallocated. -/
 theorem alloc_progress {cfg : Config} {k : Kern} {p b : Nat} {x : Blk}
     (hx : k.blocks[b]? = some x) (hph : x.phase = .free) (hp : p < cfg.holders)
     (hg : x.gen < cfg.maxGen) : (step cfg k (.alloc p b)).verdict = .ok := by
-  simp [step, doAlloc, hx, hph, blt_eq_true_of_lt hp, blt_eq_true_of_lt hg]
+  simp [step, doAlloc, hx, hph, blt_of_lt hp, blt_of_lt hg]
 
 /-- **The generation bound.** An `alloc` of a block whose generation is exhausted
 (`maxGen ≤ gen`) is refused, whoever asks. -/
