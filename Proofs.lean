@@ -1,5 +1,7 @@
 module
 
+public import Proofs.Common.List
+public import Proofs.Common.Nat
 public import Proofs.Isolation.Floor
 public import Proofs.Ceiling.Cache
 public import Proofs.Ceiling.Policies
@@ -27,6 +29,9 @@ public import Proofs.Placement.Simulation
 # Proofs: the limits of multi-tenant KV-cache sharing
 
 The library's root: importing `Proofs` brings every published result.
+
+* `Proofs.Common.List`, `Proofs.Common.Nat` — general lemmas about lists and natural numbers
+  (no cache meaning), proved once and used by several topics.
 
 * `Proofs.Isolation.Floor` — zero-leak, full-reuse sharing of n blocks among T tenants
   needs 2^(T·n) isolation states (T^n with single owners); tight.

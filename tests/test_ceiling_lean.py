@@ -30,6 +30,8 @@ SOURCES = (
     "Proofs/Ceiling/MooncakeTrace.lean",
     "Proofs/Placement/Wall.lean",
     "Proofs/Placement/Farthest.lean",
+    "Proofs/Common/List.lean",  # imported by Wall
+    "Proofs/Common/Nat.lean",  # imported by Count
 )
 WINDOW_RUNS = re.compile(r"theorem runsRun_windowRunPages :\n"
                          r"    (runsRun \d+ \d+ \d+ windowRunPages)\n"

@@ -4,6 +4,7 @@ packages, modules of one job."""
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 import pytest
@@ -324,11 +325,23 @@ def test_pipeline_packages_exist(stage: str) -> None:
     assert (PACKAGE / stage / "__init__.py").is_file()
 
 
+#: Lean folders of shared lemmas (no result of their own): ``Proofs/Common/``.
+SHARED_LEAN_DIRS = frozenset({"Common"})
+
+
 def test_results_have_a_room_each() -> None:
-    """One room per result, next to the Lean folder it speaks for."""
+    """One room per result, next to the Lean folder it speaks for; a folder of shared lemmas
+    has no room and publishes no theorem."""
     proofs = PACKAGE.parent / "Proofs"
+    reviewed = json.loads((PACKAGE.parent / "reviewed" / "statements.json").read_text())
+    published = {t["module"] for t in reviewed["theorems"]}
     for lean_dir in sorted(p for p in proofs.iterdir() if p.is_dir()):
         room = PACKAGE / "results" / lean_dir.name.lower()
+        if lean_dir.name in SHARED_LEAN_DIRS:
+            assert not (room.is_dir() or room.with_suffix(".py").is_file()), f"{room} exists"
+            prefix = f"Proofs.{lean_dir.name}."
+            assert not {m for m in published if m.startswith(prefix)}, f"{lean_dir} publishes"
+            continue
         assert room.is_dir() or room.with_suffix(".py").is_file(), f"no room for {lean_dir}"
 
 

@@ -267,14 +267,12 @@ def test_wall_module_rejects_a_wrong_example(
 ) -> None:
     """A planted wrong count in Wall.lean is refused by Lean (the clean module itself is
     compiled and audited by `certify --check`)."""
-    import shutil
+    from planted import import_closure, project_copy
 
     from pytools.lean import build as b
 
-    root = tmp_path / "proj"
+    root = project_copy(tmp_path / "proj", import_closure("Proofs.Placement.Wall"))
     wall_lean = root / "Proofs" / "Placement" / "Wall.lean"
-    wall_lean.parent.mkdir(parents=True)
-    shutil.copyfile(repo_root / "Proofs" / "Placement" / "Wall.lean", wall_lean)
     text = wall_lean.read_text(encoding="utf-8")
     marker = "hostWalls [0, 1] ([(0, 1), (1, 1), (0, 2)] : List (Nat × Nat)) = 3"
     assert text.count(marker) == 1

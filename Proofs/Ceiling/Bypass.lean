@@ -36,7 +36,8 @@ What is proved, for every capacity `k`, every stream `r`, from an empty cache:
 `bopt k c xs` is the most hits any sequence of choices scores on `xs` from cache `c`: on a
 full miss the best of dropping any block of `x :: c`. Every bypass policy's run is one such
 sequence (`bhitsFrom_le_bopt`). The exchange lemma of `Proofs.Ceiling.Policies` (after van
-Roy, IPL 2007) carries over with the extra bypass option in each case (`bopt_exchange`): for
+Roy, IPL 2007), proved there once for every optimum of this best-choice kind
+(`exchange_of_best_choice`), holds with the extra bypass option (`bopt_exchange`): for
 full caches `a :: S` and `b :: S`, `a :: S` is worth at most one hit more, and no more when
 `b` is requested no later than `a`. So dropping the block of `x :: c` requested farthest in
 the future keeps a cache worth the most (`bopt_erase_le_of_firstPos`), and Belady with
@@ -50,6 +51,8 @@ blocks are counted, not sized; hits only (no latency or bandwidth).
 
 namespace KVCache.Ceiling
 
+open KVCache.Common
+
 universe u
 
 variable {α : Type u} [DecidableEq α]
@@ -57,7 +60,11 @@ variable {α : Type u} [DecidableEq α]
 /-- A replacement policy that may decline to store a missed block. On a miss of block `x`,
 requested at step `i` of the stream `r`, in a full cache `c`, `victim r i c x` (taken modulo
 `c.length + 1`) is a position in `x :: c`: `0` drops `x` itself (bypass), `j + 1` evicts
-`c[j]` and stores `x`. -/
+`c[j]` and stores `x`.
+
+It differs from `Policy` by that one option (`Policy.toBypass` embeds `Policy` into it); the
+step is fixed by `bstep`. `KVCache.Placement.beladyBypassPolicy` (`Proofs.Placement.Optimal`)
+turns Belady with bypass into a `KVCache.Placement.Policy`, the placement result's class. -/
 structure BypassPolicy (α : Type u) where
   /-- Position in `x :: c` of the block to drop (taken modulo `c.length + 1`). -/
   victim : List α → Nat → List α → α → Nat
@@ -110,11 +117,6 @@ noncomputable def bopt (k : Nat) : List α → List α → Nat
     else maxOf (fun y => bopt k ((x :: c).erase y) xs) (x :: c)
 
 /-! ## Small lemmas -/
-
-/-- Removing a block other than the head keeps the head. -/
-theorem erase_cons_of_ne {x y : α} (l : List α) (h : x ≠ y) :
-    (x :: l).erase y = x :: l.erase y :=
-  List.erase_cons_tail (by simpa using h)
 
 /-- A block in the cache after a bypass step was either the requested block or already
 cached. -/
@@ -281,180 +283,30 @@ theorem bopt_perm (k : Nat) : ∀ (xs : List α) {c d : List α}, c.Perm d →
           (maxOf_le fun y hy =>
             le_maxOf (f := fun y => bopt k ((x :: d).erase y) xs) ((h.cons x).mem_iff.mpr hy))
 
+/-- `bopt` on a miss in a full cache, in the form of `exchange_of_best_choice`: the best of
+bypass (the cache stays `c`) and of evicting a cached block. -/
+theorem bopt_cons_of_full_eq_max {k : Nat} {c xs : List α} {x : α} (h : x ∉ c)
+    (hk : k ≤ c.length) : bopt k c (x :: xs) =
+      max (if true then bopt k c xs else 0) (maxOf (fun y => bopt k (x :: c.erase y) xs) c) := by
+  rw [bopt_cons_of_full h hk, if_pos (rfl : true = true)]
+  show max (bopt k ((x :: c).erase x) xs) (maxOf (fun y => bopt k ((x :: c).erase y) xs) c) = _
+  rw [List.erase_cons_head]
+  congr 1
+  exact maxOf_congr fun y hy => by
+    show bopt k ((x :: c).erase y) xs = bopt k (x :: c.erase y) xs
+    rw [erase_cons_of_ne c (fun e : x = y => h (e ▸ hy))]
+
 /-- **The exchange lemma with bypass.** For two full caches `a :: S` and `b :: S` (capacity
 `k = |S| + 1`, no duplicates) that differ in one block, `a :: S` is worth at most one hit
-more than `b :: S`, and no more when `b` is requested no later than `a`. -/
+more than `b :: S`, and no more when `b` is requested no later than `a`
+(`exchange_of_best_choice`, with bypass). -/
 theorem bopt_exchange (k : Nat) : ∀ (xs : List α) (a b : α) (S : List α),
     (a :: S).Nodup → (b :: S).Nodup → a ≠ b → S.length + 1 = k →
     bopt k (a :: S) xs ≤ bopt k (b :: S) xs + 1 ∧
-      (firstPos b xs ≤ firstPos a xs → bopt k (a :: S) xs ≤ bopt k (b :: S) xs)
-  | [], _, _, _, _, _, _, _ => by simp [bopt]
-  | x :: xs, a, b, S, ha, hb, hab, hk => by
-    have haS : a ∉ S := (List.nodup_cons.mp ha).1
-    have hbS : b ∉ S := (List.nodup_cons.mp hb).1
-    have hS : S.Nodup := (List.nodup_cons.mp ha).2
-    have hfa : k ≤ (a :: S).length := by simp only [List.length_cons]; omega
-    have hfb : k ≤ (b :: S).length := by simp only [List.length_cons]; omega
-    obtain ⟨ih1, ih2⟩ := bopt_exchange k xs a b S ha hb hab hk
-    by_cases hxS : x ∈ S
-    · -- both caches hit
-      have hxa : x ≠ a := fun e => haS (e ▸ hxS)
-      have hxb : x ≠ b := fun e => hbS (e ▸ hxS)
-      rw [bopt_cons_of_mem (List.mem_cons_of_mem a hxS),
-        bopt_cons_of_mem (List.mem_cons_of_mem b hxS)]
-      have fa : firstPos a (x :: xs) = firstPos a xs + 1 := by simp [firstPos, hxa]
-      have fb : firstPos b (x :: xs) = firstPos b xs + 1 := by simp [firstPos, hxb]
-      rw [fa, fb]
-      refine ⟨by omega, fun hc => ?_⟩
-      have := ih2 (by omega)
-      omega
-    · by_cases hxa : x = a
-      · -- `a :: S` hits, `b :: S` misses (and may evict `b`); `a` is requested first
-        have hxb : x ≠ b := fun e => hab (hxa.symm.trans e)
-        have hxc : x ∈ a :: S := by rw [hxa]; exact List.mem_cons_self
-        have hxd : x ∉ b :: S := by
-          intro h
-          rcases List.mem_cons.mp h with e | e
-          · exact hxb e
-          · exact hxS e
-        rw [bopt_cons_of_mem hxc, bopt_cons_of_full hxd hfb]
-        have hterm : bopt k ((x :: b :: S).erase b) xs ≤
-            maxOf (fun y => bopt k ((x :: b :: S).erase y) xs) (x :: b :: S) :=
-          le_maxOf (f := fun y => bopt k ((x :: b :: S).erase y) xs)
-            (List.mem_cons_of_mem x List.mem_cons_self)
-        rw [erase_cons_of_ne _ hxb, List.erase_cons_head] at hterm
-        have e1 : bopt k (a :: S) xs = bopt k (x :: S) xs := by rw [hxa]
-        have fa : firstPos a (x :: xs) = 0 := by simp [firstPos, hxa]
-        have fb : firstPos b (x :: xs) = firstPos b xs + 1 := by simp [firstPos, hxb]
-        rw [fa, fb]
-        exact ⟨by omega, fun h => absurd h (by omega)⟩
-      · by_cases hxb : x = b
-        · -- `a :: S` misses (bypass, evict `a`, or evict in `S`), `b :: S` hits
-          have hxc : x ∉ a :: S := by
-            intro h
-            rcases List.mem_cons.mp h with e | e
-            · exact hxa e
-            · exact hxS e
-          have hxd : x ∈ b :: S := by rw [hxb]; exact List.mem_cons_self
-          rw [bopt_cons_of_full hxc hfa, bopt_cons_of_mem hxd]
-          have key : maxOf (fun y => bopt k ((x :: a :: S).erase y) xs) (x :: a :: S) ≤
-              1 + bopt k (b :: S) xs := by
-            apply maxOf_le
-            intro y hy
-            by_cases hyx : y = x
-            · -- bypass: the cache stays `a :: S`
-              rw [hyx, List.erase_cons_head]
-              omega
-            · rw [erase_cons_of_ne _ (Ne.symm hyx)]
-              by_cases hya : y = a
-              · rw [hya, List.erase_cons_head, hxb]
-                omega
-              · have hyS : y ∈ S := by
-                  rcases List.mem_cons.mp hy with e | e
-                  · exact absurd e hyx
-                  · exact (List.mem_cons.mp e).resolve_left hya
-                rw [erase_cons_of_ne _ (Ne.symm hya), hxb]
-                have hyb : y ≠ b := fun e => hbS (e ▸ hyS)
-                have hSy : (S.erase y).Nodup := hS.erase y
-                have hby : b ∉ S.erase y := fun e => hbS (List.mem_of_mem_erase e)
-                have hay : a ∉ S.erase y := fun e => haS (List.mem_of_mem_erase e)
-                have hyy : y ∉ S.erase y := hS.not_mem_erase
-                have n1 : (a :: b :: S.erase y).Nodup :=
-                  List.nodup_cons.mpr ⟨fun e => (List.mem_cons.mp e).elim hab hay,
-                    List.nodup_cons.mpr ⟨hby, hSy⟩⟩
-                have n2 : (y :: b :: S.erase y).Nodup :=
-                  List.nodup_cons.mpr ⟨fun e => (List.mem_cons.mp e).elim hyb hyy,
-                    List.nodup_cons.mpr ⟨hby, hSy⟩⟩
-                have hlen : (b :: S.erase y).length + 1 = k := by
-                  rw [List.length_cons, List.length_erase_of_mem hyS]
-                  have : 0 < S.length := List.length_pos_of_mem hyS
-                  omega
-                obtain ⟨ih, -⟩ := bopt_exchange k xs a y (b :: S.erase y) n1 n2
-                  (fun e => hya e.symm) hlen
-                have p1 : (b :: a :: S.erase y).Perm (a :: b :: S.erase y) :=
-                  List.Perm.swap a b (S.erase y)
-                have p2 : (b :: S).Perm (y :: b :: S.erase y) :=
-                  ((List.perm_cons_erase hyS).cons b).trans (List.Perm.swap y b (S.erase y))
-                rw [bopt_perm k xs p1, bopt_perm k xs p2]
-                omega
-          have fb : firstPos b (x :: xs) = 0 := by simp [firstPos, hxb]
-          rw [fb]
-          exact ⟨by omega, fun _ => key⟩
-        · -- both caches miss
-          have hxc : x ∉ a :: S := by
-            intro h
-            rcases List.mem_cons.mp h with e | e
-            · exact hxa e
-            · exact hxS e
-          have hxd : x ∉ b :: S := by
-            intro h
-            rcases List.mem_cons.mp h with e | e
-            · exact hxb e
-            · exact hxS e
-          rw [bopt_cons_of_full hxc hfa, bopt_cons_of_full hxd hfb]
-          have fa : firstPos a (x :: xs) = firstPos a xs + 1 := by simp [firstPos, hxa]
-          have fb : firstPos b (x :: xs) = firstPos b xs + 1 := by simp [firstPos, hxb]
-          rw [fa, fb]
-          have key : ∀ y ∈ x :: a :: S,
-              bopt k ((x :: a :: S).erase y) xs ≤
-                  maxOf (fun z => bopt k ((x :: b :: S).erase z) xs) (x :: b :: S) + 1 ∧
-                (firstPos b xs ≤ firstPos a xs →
-                  bopt k ((x :: a :: S).erase y) xs ≤
-                    maxOf (fun z => bopt k ((x :: b :: S).erase z) xs) (x :: b :: S)) := by
-            intro y hy
-            by_cases hyx : y = x
-            · -- both bypass
-              have hterm : bopt k ((x :: b :: S).erase x) xs ≤
-                  maxOf (fun z => bopt k ((x :: b :: S).erase z) xs) (x :: b :: S) :=
-                le_maxOf (f := fun z => bopt k ((x :: b :: S).erase z) xs) List.mem_cons_self
-              rw [List.erase_cons_head] at hterm
-              rw [hyx, List.erase_cons_head]
-              exact ⟨by omega, fun hc => by have := ih2 hc; omega⟩
-            · rw [erase_cons_of_ne _ (Ne.symm hyx)]
-              by_cases hya : y = a
-              · -- evict `a` on one side, `b` on the other
-                have hterm : bopt k ((x :: b :: S).erase b) xs ≤
-                    maxOf (fun z => bopt k ((x :: b :: S).erase z) xs) (x :: b :: S) :=
-                  le_maxOf (f := fun z => bopt k ((x :: b :: S).erase z) xs)
-                    (List.mem_cons_of_mem x List.mem_cons_self)
-                rw [erase_cons_of_ne _ hxb, List.erase_cons_head] at hterm
-                rw [hya, List.erase_cons_head]
-                exact ⟨by omega, fun _ => hterm⟩
-              · -- evict the same block `y` of `S` on both sides
-                have hyS : y ∈ S := by
-                  rcases List.mem_cons.mp hy with e | e
-                  · exact absurd e hyx
-                  · exact (List.mem_cons.mp e).resolve_left hya
-                have hyb : y ≠ b := fun e => hbS (e ▸ hyS)
-                have hterm : bopt k ((x :: b :: S).erase y) xs ≤
-                    maxOf (fun z => bopt k ((x :: b :: S).erase z) xs) (x :: b :: S) :=
-                  le_maxOf (f := fun z => bopt k ((x :: b :: S).erase z) xs)
-                    (List.mem_cons_of_mem x (List.mem_cons_of_mem b hyS))
-                rw [erase_cons_of_ne _ (Ne.symm hyx), erase_cons_of_ne _ (Ne.symm hyb)] at hterm
-                rw [erase_cons_of_ne _ (Ne.symm hya)]
-                have hSy : (S.erase y).Nodup := hS.erase y
-                have hxy : x ∉ S.erase y := fun e => hxS (List.mem_of_mem_erase e)
-                have hay : a ∉ S.erase y := fun e => haS (List.mem_of_mem_erase e)
-                have hby : b ∉ S.erase y := fun e => hbS (List.mem_of_mem_erase e)
-                have hT : (x :: S.erase y).Nodup := List.nodup_cons.mpr ⟨hxy, hSy⟩
-                have n1 : (a :: x :: S.erase y).Nodup :=
-                  List.nodup_cons.mpr ⟨fun e => (List.mem_cons.mp e).elim
-                    (fun e' => hxa e'.symm) hay, hT⟩
-                have n2 : (b :: x :: S.erase y).Nodup :=
-                  List.nodup_cons.mpr ⟨fun e => (List.mem_cons.mp e).elim
-                    (fun e' => hxb e'.symm) hby, hT⟩
-                have hlen : (x :: S.erase y).length + 1 = k := by
-                  rw [List.length_cons, List.length_erase_of_mem hyS]
-                  have : 0 < S.length := List.length_pos_of_mem hyS
-                  omega
-                obtain ⟨e1, e2⟩ := bopt_exchange k xs a b (x :: S.erase y) n1 n2 hab hlen
-                rw [bopt_perm k xs (List.Perm.swap a x (S.erase y))]
-                rw [bopt_perm k xs (List.Perm.swap b x (S.erase y))] at hterm
-                exact ⟨by omega, fun hc => by have := e2 hc; omega⟩
-          refine ⟨?_, fun hc => maxOf_le fun y hy => (key y hy).2 (by omega)⟩
-          have h1 := maxOf_le (f := fun y => bopt k ((x :: a :: S).erase y) xs)
-            (l := x :: a :: S) fun y hy => (key y hy).1
-          omega
+      (firstPos b xs ≤ firstPos a xs → bopt k (a :: S) xs ≤ bopt k (b :: S) xs) :=
+  exchange_of_best_choice (bopt k) k true (fun _ => by simp [bopt])
+    (fun _ _ _ h => bopt_cons_of_mem h) (fun _ _ _ h hk => bopt_cons_of_full_eq_max h hk)
+    (fun xs _ _ h => bopt_perm k xs h)
 
 /-! ## Every bypass policy is bounded by `bopt`; Belady with bypass attains it -/
 

@@ -68,7 +68,15 @@ noncomputable def distinct (l : List α) : Nat := distinctFrom [] l
 
 /-- A replacement policy. `victim r i c x` is the position (taken modulo `c.length`) of the
 block to evict from the cache contents `c` when block `x`, requested at step `i` of the
-stream `r`, misses in a full cache. It sees the whole stream, so it may be offline. -/
+stream `r`, misses in a full cache. It sees the whole stream, so it may be offline.
+
+It chooses the victim only: the step itself is fixed (`step`: a missed block is always stored,
+and a block is evicted only from a full cache). The library's other policy notions differ in
+meaning, so they stay apart: a `BypassPolicy` (`Proofs.Ceiling.Bypass`) may also decline to
+store the missed block; a `KVCache.Placement.Policy` (`Proofs.Placement.Wall`) is any map
+from cache, request and future to the next cache, with demand fetch and capacity as separate
+hypotheses (`DemandFetch`, `FitsIn`); a `KVCache.Leak.Policy` (`Proofs.Leak.Eviction`) maps
+a pool of (tenant, block) entries and one tenant's whole prompt to the next pool. -/
 structure Policy (α : Type u) where
   /-- Position of the block to evict (taken modulo the cache size). -/
   victim : List α → Nat → List α → α → Nat

@@ -1,6 +1,7 @@
 module
 
 public import Proofs.Ceiling.Cache
+public import Proofs.Common.Nat
 
 /-!
 # Counting a packed stream in the kernel
@@ -46,6 +47,8 @@ warm-window bound needs).
 @[expose] public section
 
 namespace KVCache.Ceiling.Packed
+
+open KVCache.Common
 
 /-! ## The packed format -/
 
@@ -213,23 +216,6 @@ theorem run_append (w m base : Nat) (ps qs : List (List Nat)) (s : Counter) :
   rw [this, List.foldl_append]
 
 /-! ## The pass counts correctly -/
-
-/-- `Nat.blt` answers `<`. -/
-theorem lt_of_blt_eq_true {x y : Nat} (h : Nat.blt x y = true) : x < y := by
-  simpa [Nat.blt_eq] using h
-
-/-- `Nat.blt` answers `<`, negatively. -/
-theorem le_of_blt_eq_false {x y : Nat} (h : Nat.blt x y = false) : y ≤ x :=
-  Nat.not_lt.mp fun hlt => by
-    have ht : Nat.blt x y = true := by simpa [Nat.blt_eq] using hlt
-    rw [ht] at h
-    cases h
-
-/-- `Nat.blt` answers `<`, negatively (the converse). -/
-theorem le_of_blt_eq_false' {x y : Nat} (h : y ≤ x) : Nat.blt x y = false := by
-  cases hb : Nat.blt x y
-  · rfl
-  · exact absurd (lt_of_blt_eq_true hb) (Nat.not_lt.mpr h)
 
 /-- `s` represents the list `seen` (with bound `base`): the blocks it has seen are exactly
 those of `seen`. -/
@@ -487,7 +473,7 @@ theorem Counter.visitRun_eq_foldl : ∀ (n a : Nat) (s : Counter), a ≤ s.next 
       congr 1 <;> omega
     · have he : a = next := by omega
       subst he
-      have h1 : Nat.blt a a = false := le_of_blt_eq_false' (Nat.le_refl a)
+      have h1 : Nat.blt a a = false := blt_eq_false_of_le (Nat.le_refl a)
       have h4 : Nat.beq a a = true := Nat.beq_eq.mpr rfl
       have hv : Counter.visit 0 ⟨len, dist, a, old, ok⟩ a =
           ⟨len + 1, dist + 1, a + 1, old, ok⟩ := by

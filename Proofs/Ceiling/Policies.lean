@@ -1,6 +1,7 @@
 module
 
 public import Proofs.Ceiling.Cache
+public import Proofs.Common.List
 
 /-!
 # Replacement policies at every capacity: Belady is optimal, LRU is a stack algorithm
@@ -32,7 +33,10 @@ proof of optimality for the MIN cache replacement algorithm", IPL 2007): two ful
 `a :: S` and `b :: S` that differ in one block are worth at most one hit apart, and if `b` is
 requested no later than `a` then `b :: S` is worth at least as much as `a :: S`. Evicting
 the block requested farthest in the future therefore keeps a cache that is worth the most,
-so Belady's run attains `opt` (`opt_le_hitsFrom_belady`). Monotonicity in the capacity
+so Belady's run attains `opt` (`opt_le_hitsFrom_belady`). The exchange lemma is proved once,
+for every value function with the equations of such an optimum, with or without the option
+of bypass (`exchange_of_best_choice`): `opt_exchange` here and `bopt_exchange` in
+`Proofs.Ceiling.Bypass` are its two instances. Monotonicity in the capacity
 compares `opt` at `k` and `k + 1` on caches `c ⊆ d` (`opt_le_opt_succ`).
 
 The model forces the requested block into the cache on a miss (no bypass) and evicts only
@@ -70,6 +74,8 @@ stack, is at most `k`. Both facts are proved here for LRU.
 
 namespace KVCache.Ceiling
 
+open KVCache.Common
+
 universe u
 
 variable {α : Type u} [DecidableEq α]
@@ -103,39 +109,150 @@ theorem maxOf_le {f : α → Nat} {l : List α} {m : Nat} (h : ∀ y ∈ l, f y 
     exact Nat.max_le.mpr
       ⟨h z List.mem_cons_self, ih (fun y hy => h y (List.mem_cons_of_mem _ hy))⟩
 
-/-! ## Lists without duplicates -/
+omit [DecidableEq α] in
+/-- `maxOf` depends only on the values of `f` on the list. -/
+theorem maxOf_congr {f g : α → Nat} {l : List α} (h : ∀ y ∈ l, f y = g y) :
+    maxOf f l = maxOf g l :=
+  Nat.le_antisymm (maxOf_le fun y hy => h y hy ▸ le_maxOf hy)
+    (maxOf_le fun y hy => (h y hy).symm ▸ le_maxOf hy)
 
-/-- In a list without duplicates, removing position `j` removes the block stored there. -/
-theorem eraseIdx_eq_erase_getElem : ∀ (c : List α) (j : Nat) (h : j < c.length),
-    c.Nodup → c.eraseIdx j = c.erase (c[j]'h)
-  | [], _, h, _ => by simp at h
-  | a :: t, 0, _, _ => by simp
-  | a :: t, j + 1, h, hn => by
-    have hj : j < t.length := by simp at h; omega
-    have hat : a ∉ t := (List.nodup_cons.mp hn).1
-    have hne : ¬ (a == t[j]) = true := by
-      simp only [beq_iff_eq]
-      intro e
-      rw [e] at hat
-      exact hat (List.getElem_mem hj)
-    rw [List.eraseIdx_cons_succ, List.getElem_cons_succ, List.erase_cons_tail hne,
-      eraseIdx_eq_erase_getElem t j hj (List.nodup_cons.mp hn).2]
+/-! ## The exchange lemma, for every optimum of the demand-fetch kind -/
 
-/-- A duplicate-free list contained in another is no longer than it. -/
-theorem length_le_of_nodup_of_subset : ∀ (l m : List α), l.Nodup → (∀ y ∈ l, y ∈ m) →
-    l.length ≤ m.length
-  | [], _, _, _ => Nat.zero_le _
-  | a :: l, m, hn, hs => by
-    have ham : a ∈ m := hs a List.mem_cons_self
-    have hal : a ∉ l := (List.nodup_cons.mp hn).1
-    have ih := length_le_of_nodup_of_subset l (m.erase a) (List.nodup_cons.mp hn).2
-      (fun y hy => by
-        have hya : y ≠ a := fun e => hal (e ▸ hy)
-        exact (List.mem_erase_of_ne hya).mpr (hs y (List.mem_cons_of_mem a hy)))
-    rw [List.length_erase_of_mem ham] at ih
-    have : 0 < m.length := List.length_pos_of_mem ham
-    simp only [List.length_cons]
-    omega
+/-- The first position of a block at the head of the list is `0`. -/
+theorem firstPos_cons_self (y : α) (zs : List α) : firstPos y (y :: zs) = 0 := by
+  simp [firstPos]
+
+/-- Past a head that is another block, the first position moves up by one. -/
+theorem firstPos_cons_of_ne {y z : α} (zs : List α) (h : z ≠ y) :
+    firstPos y (z :: zs) = firstPos y zs + 1 := by
+  simp [firstPos, h]
+
+/-- **The exchange lemma** (after van Roy, IPL 2007), for every value function `V` obeying
+the equations of a best-choice optimum at capacity `k` (`V c xs`: the most hits on the
+requests `xs` from cache contents `c`): no requests score nothing (`hnil`), a hit scores one
+(`hhit`), a miss in a full cache scores the best of evicting a cached block `y` and, when
+`bypass` holds, of keeping the cache as it is (`hfull`), and the order of the cache does not
+matter (`hperm`). Then for two full caches `a :: S` and `b :: S` (capacity `k = |S| + 1`, no
+duplicates) that differ in one block, `a :: S` is worth at most one hit more than `b :: S`,
+and no more when `b` is requested no later than `a`. -/
+theorem exchange_of_best_choice (V : List α → List α → Nat) (k : Nat) (bypass : Bool)
+    (hnil : ∀ c, V c [] = 0) (hhit : ∀ c x xs, x ∈ c → V c (x :: xs) = 1 + V c xs)
+    (hfull : ∀ c x xs, x ∉ c → k ≤ c.length → V c (x :: xs) =
+      max (if bypass then V c xs else 0) (maxOf (fun y => V (x :: c.erase y) xs) c))
+    (hperm : ∀ xs c d, c.Perm d → V c xs = V d xs) :
+    ∀ (xs : List α) (a b : α) (S : List α), (a :: S).Nodup → (b :: S).Nodup → a ≠ b →
+      S.length + 1 = k → V (a :: S) xs ≤ V (b :: S) xs + 1 ∧
+        (firstPos b xs ≤ firstPos a xs → V (a :: S) xs ≤ V (b :: S) xs)
+  | [], _, _, _, _, _, _, _ => by simp [hnil]
+  | x :: xs, a, b, S, ha, hb, hab, hk => by
+    have haS : a ∉ S := (List.nodup_cons.mp ha).1
+    have hbS : b ∉ S := (List.nodup_cons.mp hb).1
+    have hS : S.Nodup := (List.nodup_cons.mp ha).2
+    have hfa : k ≤ (a :: S).length := by simp only [List.length_cons]; omega
+    have hfb : k ≤ (b :: S).length := by simp only [List.length_cons]; omega
+    have hyaS : ∀ {y}, a ∉ S.erase y := fun e => haS (List.mem_of_mem_erase e)
+    have hybS : ∀ {y}, b ∉ S.erase y := fun e => hbS (List.mem_of_mem_erase e)
+    obtain ⟨ih1, ih2⟩ := exchange_of_best_choice V k bypass hnil hhit hfull hperm xs a b S
+      ha hb hab hk
+    -- evicting `b` from `b :: S` on a miss of `x` leaves `x :: S`
+    have hterm : V (x :: (b :: S).erase b) xs ≤
+        maxOf (fun z => V (x :: (b :: S).erase z) xs) (b :: S) :=
+      le_maxOf (f := fun z => V (x :: (b :: S).erase z) xs) (y := b) List.mem_cons_self
+    rw [List.erase_cons_head] at hterm
+    by_cases hxS : x ∈ S
+    · -- both caches hit
+      have hxa : x ≠ a := fun e => haS (e ▸ hxS)
+      have hxb : x ≠ b := fun e => hbS (e ▸ hxS)
+      rw [hhit _ _ _ (List.mem_cons_of_mem a hxS), hhit _ _ _ (List.mem_cons_of_mem b hxS),
+        firstPos_cons_of_ne xs hxa, firstPos_cons_of_ne xs hxb]
+      exact ⟨by omega, fun hc => by have := ih2 (by omega); omega⟩
+    by_cases hxa : x = a
+    · -- `a :: S` hits; `b :: S` misses and may evict `b`; `a` is requested first
+      have hxb : x ≠ b := fun e => hab (hxa.symm.trans e)
+      have hxd : x ∉ b :: S := fun h => (List.mem_cons.mp h).elim hxb hxS
+      have hxc : x ∈ a :: S := by rw [hxa]; exact List.mem_cons_self
+      have hb' := Nat.le_max_right (if bypass then V (b :: S) xs else 0)
+        (maxOf (fun z => V (x :: (b :: S).erase z) xs) (b :: S))
+      rw [hhit _ _ _ hxc, hfull _ _ _ hxd hfb,
+        firstPos_cons_of_ne xs hxb, hxa, firstPos_cons_self]
+      rw [hxa] at hterm hb'
+      exact ⟨by omega, fun h => absurd h (by omega)⟩
+    by_cases hxb : x = b
+    · -- `a :: S` misses, `b :: S` hits; `b` is requested first
+      have hxc : x ∉ a :: S := fun h => (List.mem_cons.mp h).elim hxa hxS
+      have hxd : x ∈ b :: S := by rw [hxb]; exact List.mem_cons_self
+      rw [hfull _ _ _ hxc hfa, hhit _ _ _ hxd, hxb, firstPos_cons_self]
+      have hkeep : (if bypass then V (a :: S) xs else 0) ≤ 1 + V (b :: S) xs := by
+        split <;> omega
+      have hevict : maxOf (fun y => V (b :: (a :: S).erase y) xs) (a :: S) ≤
+          1 + V (b :: S) xs := by
+        apply maxOf_le
+        intro y hy
+        by_cases hya : y = a
+        · rw [hya, List.erase_cons_head]
+          omega
+        · -- evicting `y` of `S`: compare with `b :: S`, which holds `y`
+          have hyS : y ∈ S := (List.mem_cons.mp hy).resolve_left hya
+          have hyb : y ≠ b := fun e => hbS (e ▸ hyS)
+          rw [erase_cons_of_ne S (Ne.symm hya)]
+          obtain ⟨ih, -⟩ := exchange_of_best_choice V k bypass hnil hhit hfull hperm xs a y
+            (b :: S.erase y) (nodup_cons_cons hab hyaS hybS (hS.erase y))
+            (nodup_cons_cons hyb hS.not_mem_erase hybS (hS.erase y)) (fun e => hya e.symm)
+            (by rw [length_cons_erase b hyS]; omega)
+          rw [hperm xs _ _ (List.Perm.swap a b (S.erase y)),
+            hperm xs (b :: S) _
+              (((List.perm_cons_erase hyS).cons b).trans (List.Perm.swap y b (S.erase y)))]
+          omega
+      have := Nat.max_le.mpr ⟨hkeep, hevict⟩
+      exact ⟨by omega, fun _ => this⟩
+    · -- both caches miss
+      have hxc : x ∉ a :: S := fun h => (List.mem_cons.mp h).elim hxa hxS
+      have hxd : x ∉ b :: S := fun h => (List.mem_cons.mp h).elim hxb hxS
+      rw [hfull _ _ _ hxc hfa, hfull _ _ _ hxd hfb, firstPos_cons_of_ne xs hxa,
+        firstPos_cons_of_ne xs hxb]
+      -- the best choice for `b :: S`, against each choice for `a :: S`
+      generalize hB : maxOf (fun z => V (x :: (b :: S).erase z) xs) (b :: S) = B at hterm ⊢
+      have hkeep : (if bypass then V (a :: S) xs else 0) ≤
+            (if bypass then V (b :: S) xs else 0) + 1 ∧
+          (firstPos b xs ≤ firstPos a xs → (if bypass then V (a :: S) xs else 0) ≤
+            (if bypass then V (b :: S) xs else 0)) := by
+        by_cases hby : bypass = true
+        · rw [if_pos hby, if_pos hby]
+          exact ⟨ih1, ih2⟩
+        · rw [if_neg hby, if_neg hby]
+          exact ⟨Nat.zero_le _, fun _ => Nat.le_refl 0⟩
+      have hevict : ∀ y ∈ a :: S, V (x :: (a :: S).erase y) xs ≤ B + 1 ∧
+          (firstPos b xs ≤ firstPos a xs → V (x :: (a :: S).erase y) xs ≤ B) := by
+        intro y hy
+        by_cases hya : y = a
+        · -- evict `a` on one side, `b` on the other: both keep `x :: S`
+          rw [hya, List.erase_cons_head]
+          exact ⟨by omega, fun _ => hterm⟩
+        · -- evict the same block `y` of `S` on both sides
+          have hyS : y ∈ S := (List.mem_cons.mp hy).resolve_left hya
+          have hyb : y ≠ b := fun e => hbS (e ▸ hyS)
+          have hy' : V (x :: (b :: S).erase y) xs ≤ B := by
+            rw [← hB]
+            exact le_maxOf (f := fun z => V (x :: (b :: S).erase z) xs)
+              (List.mem_cons_of_mem b hyS)
+          rw [erase_cons_of_ne S (Ne.symm hyb)] at hy'
+          rw [erase_cons_of_ne S (Ne.symm hya)]
+          have hxy : x ∉ S.erase y := fun e => hxS (List.mem_of_mem_erase e)
+          obtain ⟨e1, e2⟩ := exchange_of_best_choice V k bypass hnil hhit hfull hperm xs a b
+            (x :: S.erase y) (nodup_cons_cons (Ne.symm hxa) hyaS hxy (hS.erase y))
+            (nodup_cons_cons (Ne.symm hxb) hybS hxy (hS.erase y)) hab
+            (by rw [length_cons_erase x hyS]; omega)
+          rw [hperm xs _ _ (List.Perm.swap a x (S.erase y))]
+          rw [hperm xs _ _ (List.Perm.swap b x (S.erase y))] at hy'
+          exact ⟨by omega, fun hc => by have := e2 hc; omega⟩
+      have h1 := maxOf_le (f := fun y => V (x :: (a :: S).erase y) xs) (l := a :: S)
+        fun y hy => (hevict y hy).1
+      have hB0 := Nat.le_max_left (if bypass then V (b :: S) xs else 0) B
+      have hB1 := Nat.le_max_right (if bypass then V (b :: S) xs else 0) B
+      have hk1 := hkeep.1
+      refine ⟨Nat.max_le.mpr ⟨by omega, by omega⟩, fun hc => Nat.max_le.mpr ⟨?_, ?_⟩⟩
+      · exact Nat.le_trans (hkeep.2 (by omega)) hB0
+      · exact Nat.le_trans (maxOf_le fun y hy => (hevict y hy).2 (by omega)) hB1
 
 /-! ## The offline optimum -/
 
@@ -188,166 +305,18 @@ theorem opt_perm (k : Nat) : ∀ (xs : List α) {c d : List α}, c.Perm d →
             le_maxOf (f := fun y => opt k (x :: d.erase y) xs) (h.mem_iff.mpr hy))
 
 /-- A cached `b` is worth a cached `a` minus at most one hit, and at least as much when `b`
-is requested no later than `a`: the exchange lemma, for two full caches `a :: S` and
-`b :: S` that differ in one block. -/
+is requested no later than `a`: the exchange lemma, for two full caches `a :: S` and `b :: S`
+that differ in one block (`exchange_of_best_choice`, without bypass). -/
 theorem opt_exchange (k : Nat) : ∀ (xs : List α) (a b : α) (S : List α),
     (a :: S).Nodup → (b :: S).Nodup → a ≠ b → S.length + 1 = k →
     opt k (a :: S) xs ≤ opt k (b :: S) xs + 1 ∧
-      (firstPos b xs ≤ firstPos a xs → opt k (a :: S) xs ≤ opt k (b :: S) xs)
-  | [], _, _, _, _, _, _, _ => by simp [opt]
-  | x :: xs, a, b, S, ha, hb, hab, hk => by
-    have haS : a ∉ S := (List.nodup_cons.mp ha).1
-    have hbS : b ∉ S := (List.nodup_cons.mp hb).1
-    have hS : S.Nodup := (List.nodup_cons.mp ha).2
-    have hfa : k ≤ (a :: S).length := by simp only [List.length_cons]; omega
-    have hfb : k ≤ (b :: S).length := by simp only [List.length_cons]; omega
-    by_cases hxS : x ∈ S
-    · -- both caches hit
-      have hxa : x ≠ a := fun e => haS (e ▸ hxS)
-      have hxb : x ≠ b := fun e => hbS (e ▸ hxS)
-      rw [opt_cons_of_mem (List.mem_cons_of_mem a hxS),
-        opt_cons_of_mem (List.mem_cons_of_mem b hxS)]
-      obtain ⟨ih1, ih2⟩ := opt_exchange k xs a b S ha hb hab hk
-      have fa : firstPos a (x :: xs) = firstPos a xs + 1 := by simp [firstPos, hxa]
-      have fb : firstPos b (x :: xs) = firstPos b xs + 1 := by simp [firstPos, hxb]
-      rw [fa, fb]
-      refine ⟨by omega, fun hc => ?_⟩
-      have := ih2 (by omega)
-      omega
-    · by_cases hxa : x = a
-      · -- `a :: S` hits, `b :: S` misses; `a` is requested first
-        have hxc : x ∈ a :: S := by rw [hxa]; exact List.mem_cons_self
-        have hxd : x ∉ b :: S := by
-          intro h
-          rcases List.mem_cons.mp h with e | e
-          · exact hab (hxa.symm.trans e)
-          · exact hxS e
-        rw [opt_cons_of_mem hxc, opt_cons_of_full hxd hfb]
-        have hterm : opt k (x :: (b :: S).erase b) xs ≤
-            maxOf (fun y => opt k (x :: (b :: S).erase y) xs) (b :: S) :=
-          le_maxOf (f := fun y => opt k (x :: (b :: S).erase y) xs) (y := b) List.mem_cons_self
-        rw [List.erase_cons_head] at hterm
-        have e1 : opt k (a :: S) xs = opt k (x :: S) xs := by rw [hxa]
-        have fa : firstPos a (x :: xs) = 0 := by simp [firstPos, hxa]
-        have fb : firstPos b (x :: xs) = firstPos b xs + 1 := by
-          have : x ≠ b := fun e => hab (hxa.symm.trans e)
-          simp [firstPos, this]
-        rw [fa, fb]
-        exact ⟨by omega, fun h => absurd h (by omega)⟩
-      · by_cases hxb : x = b
-        · -- `a :: S` misses, `b :: S` hits; `b` is requested first
-          have hxc : x ∉ a :: S := by
-            intro h
-            rcases List.mem_cons.mp h with e | e
-            · exact hab (e.symm.trans hxb)
-            · exact hxS e
-          have hxd : x ∈ b :: S := by rw [hxb]; exact List.mem_cons_self
-          rw [opt_cons_of_full hxc hfa, opt_cons_of_mem hxd]
-          have key : maxOf (fun y => opt k (x :: (a :: S).erase y) xs) (a :: S) ≤
-              1 + opt k (b :: S) xs := by
-            apply maxOf_le
-            intro y hy
-            by_cases hya : y = a
-            · rw [hya, List.erase_cons_head, hxb]
-              omega
-            · have hyS : y ∈ S := (List.mem_cons.mp hy).resolve_left hya
-              have hne : ¬ (a == y) = true := by
-                simp only [beq_iff_eq]
-                exact fun e => hya e.symm
-              rw [List.erase_cons_tail hne, hxb]
-              have hyb : y ≠ b := fun e => hbS (e ▸ hyS)
-              have hSy : (S.erase y).Nodup := hS.erase y
-              have hby : b ∉ S.erase y := fun e => hbS (List.mem_of_mem_erase e)
-              have hay : a ∉ S.erase y := fun e => haS (List.mem_of_mem_erase e)
-              have hyy : y ∉ S.erase y := hS.not_mem_erase
-              have n1 : (a :: b :: S.erase y).Nodup :=
-                List.nodup_cons.mpr ⟨fun e => (List.mem_cons.mp e).elim hab hay,
-                  List.nodup_cons.mpr ⟨hby, hSy⟩⟩
-              have n2 : (y :: b :: S.erase y).Nodup :=
-                List.nodup_cons.mpr ⟨fun e => (List.mem_cons.mp e).elim hyb hyy,
-                  List.nodup_cons.mpr ⟨hby, hSy⟩⟩
-              have hlen : (b :: S.erase y).length + 1 = k := by
-                rw [List.length_cons, List.length_erase_of_mem hyS]
-                have : 0 < S.length := List.length_pos_of_mem hyS
-                omega
-              obtain ⟨ih, -⟩ := opt_exchange k xs a y (b :: S.erase y) n1 n2
-                (fun e => hya e.symm) hlen
-              have p1 : (b :: a :: S.erase y).Perm (a :: b :: S.erase y) :=
-                List.Perm.swap a b (S.erase y)
-              have p2 : (b :: S).Perm (y :: b :: S.erase y) :=
-                ((List.perm_cons_erase hyS).cons b).trans (List.Perm.swap y b (S.erase y))
-              rw [opt_perm k xs p1, opt_perm k xs p2]
-              omega
-          have fb : firstPos b (x :: xs) = 0 := by simp [firstPos, hxb]
-          rw [fb]
-          exact ⟨by omega, fun _ => key⟩
-        · -- both caches miss
-          have hxc : x ∉ a :: S := by
-            intro h
-            rcases List.mem_cons.mp h with e | e
-            · exact hxa e
-            · exact hxS e
-          have hxd : x ∉ b :: S := by
-            intro h
-            rcases List.mem_cons.mp h with e | e
-            · exact hxb e
-            · exact hxS e
-          rw [opt_cons_of_full hxc hfa, opt_cons_of_full hxd hfb]
-          have fa : firstPos a (x :: xs) = firstPos a xs + 1 := by simp [firstPos, hxa]
-          have fb : firstPos b (x :: xs) = firstPos b xs + 1 := by simp [firstPos, hxb]
-          rw [fa, fb]
-          have key : ∀ y ∈ a :: S,
-              opt k (x :: (a :: S).erase y) xs ≤
-                  maxOf (fun z => opt k (x :: (b :: S).erase z) xs) (b :: S) + 1 ∧
-                (firstPos b xs ≤ firstPos a xs →
-                  opt k (x :: (a :: S).erase y) xs ≤
-                    maxOf (fun z => opt k (x :: (b :: S).erase z) xs) (b :: S)) := by
-            intro y hy
-            by_cases hya : y = a
-            · have hterm : opt k (x :: (b :: S).erase b) xs ≤
-                  maxOf (fun z => opt k (x :: (b :: S).erase z) xs) (b :: S) :=
-                le_maxOf (f := fun z => opt k (x :: (b :: S).erase z) xs) (y := b)
-                  List.mem_cons_self
-              rw [List.erase_cons_head] at hterm
-              rw [hya, List.erase_cons_head]
-              exact ⟨by omega, fun _ => hterm⟩
-            · have hyS : y ∈ S := (List.mem_cons.mp hy).resolve_left hya
-              have hne : ¬ (a == y) = true := by
-                simp only [beq_iff_eq]
-                exact fun e => hya e.symm
-              have hyb : y ≠ b := fun e => hbS (e ▸ hyS)
-              have hne' : ¬ (b == y) = true := by
-                simp only [beq_iff_eq]
-                exact fun e => hyb e.symm
-              have hterm : opt k (x :: (b :: S).erase y) xs ≤
-                  maxOf (fun z => opt k (x :: (b :: S).erase z) xs) (b :: S) :=
-                le_maxOf (f := fun z => opt k (x :: (b :: S).erase z) xs)
-                  (List.mem_cons_of_mem b hyS)
-              rw [List.erase_cons_tail hne'] at hterm
-              rw [List.erase_cons_tail hne]
-              have hSy : (S.erase y).Nodup := hS.erase y
-              have hxy : x ∉ S.erase y := fun e => hxS (List.mem_of_mem_erase e)
-              have hay : a ∉ S.erase y := fun e => haS (List.mem_of_mem_erase e)
-              have hby : b ∉ S.erase y := fun e => hbS (List.mem_of_mem_erase e)
-              have hT : (x :: S.erase y).Nodup := List.nodup_cons.mpr ⟨hxy, hSy⟩
-              have n1 : (a :: x :: S.erase y).Nodup :=
-                List.nodup_cons.mpr ⟨fun e => (List.mem_cons.mp e).elim
-                  (fun e' => hxa e'.symm) hay, hT⟩
-              have n2 : (b :: x :: S.erase y).Nodup :=
-                List.nodup_cons.mpr ⟨fun e => (List.mem_cons.mp e).elim
-                  (fun e' => hxb e'.symm) hby, hT⟩
-              have hlen : (x :: S.erase y).length + 1 = k := by
-                rw [List.length_cons, List.length_erase_of_mem hyS]
-                have : 0 < S.length := List.length_pos_of_mem hyS
-                omega
-              obtain ⟨ih1, ih2⟩ := opt_exchange k xs a b (x :: S.erase y) n1 n2 hab hlen
-              rw [opt_perm k xs (List.Perm.swap a x (S.erase y))]
-              rw [opt_perm k xs (List.Perm.swap b x (S.erase y))] at hterm
-              exact ⟨by omega, fun hc => by have := ih2 hc; omega⟩
-          refine ⟨?_, fun hc => maxOf_le fun y hy => (key y hy).2 (by omega)⟩
-          have h1 := maxOf_le (f := fun y => opt k (x :: (a :: S).erase y) xs)
-            (l := a :: S) fun y hy => (key y hy).1
-          omega
+      (firstPos b xs ≤ firstPos a xs → opt k (a :: S) xs ≤ opt k (b :: S) xs) :=
+  exchange_of_best_choice (opt k) k false (fun _ => by simp [opt])
+    (fun _ _ _ h => opt_cons_of_mem h)
+    (fun _ _ _ h hk => by
+      rw [opt_cons_of_full h hk, if_neg (by decide : ¬false = true),
+        Nat.max_eq_right (Nat.zero_le _)])
+    (fun xs _ _ h => opt_perm k xs h)
 
 /-! ## Every policy is bounded by the optimum; Belady attains it -/
 
@@ -745,38 +714,6 @@ theorem mem_take_iff_firstPos_lt : ∀ (l : List α) (k : Nat) (x : α),
       · rintro ⟨e | e, hlt⟩
         · exact absurd e.symm hax
         · exact Or.inr (ih.mpr ⟨e, by omega⟩)
-
-/-- Moving a block of the top `k` of a list to the front keeps the top `k`, up to order. -/
-theorem take_cons_erase_perm (x : α) : ∀ (s : List α) (k : Nat), x ∈ s.take k →
-    ((x :: s.erase x).take k).Perm (s.take k)
-  | [], _, h => by simp at h
-  | _ :: _, 0, h => by simp at h
-  | a :: t, k + 1, h => by
-    by_cases hax : a = x
-    · have e : x :: (a :: t).erase x = a :: t := by rw [hax, List.erase_cons_head]
-      rw [e]
-    · have hne : ¬ (a == x) = true := by simp [hax]
-      rw [List.erase_cons_tail hne]
-      have hxt : x ∈ t.take k := by
-        simp only [List.take_succ_cons, List.mem_cons] at h
-        exact h.resolve_left (fun e => hax e.symm)
-      cases k with
-      | zero => simp at hxt
-      | succ k =>
-        have ih := take_cons_erase_perm x t (k + 1) hxt
-        simp only [List.take_succ_cons] at ih ⊢
-        exact (List.Perm.swap a x _).trans (ih.cons a)
-
-/-- Removing a block that is not among the first `k` leaves the first `k` unchanged. -/
-theorem take_erase_of_not_mem_take (x : α) : ∀ (s : List α) (k : Nat), x ∉ s.take k →
-    (s.erase x).take k = s.take k
-  | [], _, _ => by simp
-  | _ :: _, 0, _ => by simp
-  | a :: t, k + 1, h => by
-    have hax : a ≠ x := fun e => h (by simp [e])
-    have hne : ¬ (a == x) = true := by simp [hax]
-    rw [List.erase_cons_tail hne, List.take_succ_cons, List.take_succ_cons,
-      take_erase_of_not_mem_take x t k (fun hx => h (by simp [hx]))]
 
 /-! ## LRU's cache is the top of the LRU stack -/
 

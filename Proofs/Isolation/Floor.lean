@@ -1,5 +1,7 @@
 module
 
+public import Proofs.Common.Nat
+
 /-!
 # The T·n isolation floor
 
@@ -33,7 +35,7 @@ The states are the information the manager keeps; `Fin s` with `s = 2 ^ k` is `k
 1. `two_pow_le_of_exact`: an exact design has at least `2 ^ (T * n)` states.
 2. `mul_le_log2_of_exact`: in bits, an exact design keeps at least `T * n` bits:
    `T * n ≤ Nat.log2 s` (`Nat.log2` rounds down, and the statement holds as written because
-   `2 ^ (T * n) ≤ s` already forces it; `le_log2_iff_two_pow_le` is the exact equivalence).
+   `2 ^ (T * n) ≤ s` already forces it; core's `Nat.le_log2` is the exact equivalence).
 3. `leak_or_refused_of_lt`: with fewer than `2 ^ (T * n)` states, every design leaks or refuses
    a reuse for some rights matrix, tenant and block.
 4. `exists_exact_design`: the floor is tight: a design with exactly `2 ^ (T * n)` states
@@ -53,41 +55,17 @@ The states are the information the manager keeps; `Fin s` with `s = 2 ^ k` is `k
 
 The counting is done by hand (core Lean has no `Fintype`): numbers below `m ^ k` are read as
 `k` base-`m` digits (`toDigits`), which is injective, and written back (`ofDigits`); the
-pigeonhole principle is proved by induction.
+pigeonhole principle on numbers is proved by induction (`le_of_injOn_lt`, in
+`Proofs.Common.Nat` with the `Nat.log2` lemmas used here).
 -/
 
 @[expose] public section
 
 namespace KVCache.Isolation
 
-/-! ## Pigeonhole -/
+open KVCache.Common
 
-/-- Pigeonhole on natural numbers: if `f` maps the `a` numbers below `a` into the numbers below
-`b` without collisions, then `a ≤ b`. -/
-theorem le_of_injOn_lt (a : Nat) : ∀ (b : Nat) (f : Nat → Nat), (∀ i, i < a → f i < b) →
-    (∀ i j, i < a → j < a → f i = f j → i = j) → a ≤ b := by
-  induction a with
-  | zero => intro b _ _ _; exact Nat.zero_le b
-  | succ a ih =>
-    intro b f hlt hinj
-    have hfa : f a < b := hlt a (Nat.lt_succ_self a)
-    have hne : ∀ i, i < a → f i ≠ f a := fun i hi h => by
-      have := hinj i a (by omega) (by omega) h
-      omega
-    have key : a ≤ b - 1 := by
-      apply ih (b - 1) (fun i => if f i < f a then f i else f i - 1)
-      · intro i hi
-        show (if f i < f a then f i else f i - 1) < b - 1
-        have h1 := hlt i (by omega)
-        have h2 := hne i hi
-        split <;> omega
-      · intro i j hi hj h
-        change (if f i < f a then f i else f i - 1) = (if f j < f a then f j else f j - 1) at h
-        have h1 := hne i hi
-        have h2 := hne j hj
-        apply hinj i j (by omega) (by omega)
-        split at h <;> split at h <;> omega
-    omega
+/-! ## Pigeonhole -/
 
 /-- Pigeonhole for `Fin`: an injective map `Fin a → Fin b` forces `a ≤ b`. -/
 theorem le_of_injective_fin {a b : Nat} (f : Fin a → Fin b) (hf : Function.Injective f) :
@@ -250,23 +228,6 @@ forces `2 ^ k ≤ s` (there are `2 ^ k` bit strings of length `k`). -/
 theorem two_pow_le_of_injective {k s : Nat} (f : (Fin k → Bool) → Fin s)
     (hf : Function.Injective f) : 2 ^ k ≤ s :=
   pow_le_of_injective_of_embedding bitOf bitOf_injective f hf
-
-/-- `Nat.log2` in the direction we need: `2 ^ k ≤ s` gives `k ≤ Nat.log2 s`. -/
-theorem le_log2_of_two_pow_le {k s : Nat} (h : 2 ^ k ≤ s) : k ≤ Nat.log2 s := by
-  have hpos := Nat.two_pow_pos k
-  exact (Nat.le_log2 (by omega)).2 h
-
-/-- For `s ≠ 0`, `k ≤ Nat.log2 s` holds exactly when `2 ^ k ≤ s` (`Nat.log2` rounds down). -/
-theorem le_log2_iff_two_pow_le {k s : Nat} (hs : s ≠ 0) : k ≤ Nat.log2 s ↔ 2 ^ k ≤ s :=
-  Nat.le_log2 hs
-
-/-- `Nat.log2` is monotone. -/
-theorem log2_le_log2_of_le {a b : Nat} (h : a ≤ b) : Nat.log2 a ≤ Nat.log2 b := by
-  by_cases ha : a = 0
-  · subst ha
-    rw [Nat.log2_zero]
-    exact Nat.zero_le _
-  · exact le_log2_of_two_pow_le (Nat.le_trans (Nat.log2_self_le ha) h)
 
 /-! ## Rights, designs, leaks and refused reuses -/
 

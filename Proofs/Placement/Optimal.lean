@@ -34,6 +34,8 @@ instance); one cache from a cold start; misses only (no latency or bandwidth).
 
 namespace KVCache.Placement
 
+open KVCache.Common
+
 variable {α : Type} [DecidableEq α]
 
 omit [DecidableEq α] in

@@ -70,6 +70,8 @@ nothing about block sizes, latency or bandwidth.
 
 namespace KVCache.Placement
 
+open KVCache.Common
+
 variable {α : Type} [DecidableEq α] {H : Type} [DecidableEq H]
 
 /-! ## The per-host caches, request by request -/
@@ -193,18 +195,6 @@ theorem sumOver_ite_of_nodup (g : H) (a : Nat) :
         ((List.mem_cons.mp hg).resolve_left (fun x => e x.symm))]
       omega
 
-omit [DecidableEq α] in
-/-- Filtering keeps a list duplicate-free. -/
-theorem nodup_filter_of_nodup (p : α → Bool) : ∀ l : List α, l.Nodup → (l.filter p).Nodup
-  | [], _ => by simp
-  | a :: l, h => by
-    have ha := (List.nodup_cons.mp h).1
-    have hl := nodup_filter_of_nodup p l (List.nodup_cons.mp h).2
-    rw [List.filter_cons]
-    split
-    · exact List.nodup_cons.mpr ⟨fun hm => ha (List.mem_filter.mp hm).1, hl⟩
-    · exact hl
-
 omit [DecidableEq α] [DecidableEq H] in
 /-- The block stream is as long as the trace. -/
 theorem length_blocks : ∀ t : List (H × α), (blocks t).length = t.length
@@ -297,7 +287,8 @@ theorem mirrors_step (P : H → Policy α) (hosts : List H) (view : Nat → H �
     show (if y ∈ c then c else y :: c).filter (cachedOn hosts (view (blocks u).length)) = _
     rw [hview]
   rw [hstep]
-  refine ⟨nodup_filter_of_nodup _ _ ?_, fun x => ?_⟩
+  -- `Nodup` is `Pairwise (· ≠ ·)`, which filtering keeps
+  refine ⟨List.Pairwise.filter _ ?_, fun x => ?_⟩
   · by_cases hy : y ∈ c
     · rw [if_pos hy]; exact hnd
     · rw [if_neg hy]; exact List.nodup_cons.mpr ⟨hy, hnd⟩

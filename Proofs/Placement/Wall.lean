@@ -1,5 +1,7 @@
 module
 
+public import Proofs.Common.List
+
 /-!
 # Pooled KV placement: the compulsory-miss wall
 
@@ -50,14 +52,19 @@ module
 * `shared_example`: a three-request, two-host trace where the wall is 2 and the per-host sum
   is 3 (checked by `decide`), so the strict hypothesis is satisfiable.
 
-What is not proved here: optimality at capacities below the number of distinct blocks (the
-CP-SAT certificate in `pytools/placement.py` covers one committed instance), and anything
-about sizes, latency or bandwidth.
+What is not proved here: optimality at capacities below the number of distinct blocks
+(`Proofs.Placement.Optimal` proves that Belady with bypass is the demand-fetch optimum at every
+capacity, blocks counted; `Proofs.Placement.Farthest` has the kernel count the optimum, with
+sizes, on one committed instance, which the `pooled-placement` result in
+`pytools/results/placement/` also solves with CP-SAT), and anything about sizes, latency
+or bandwidth.
 -/
 
 @[expose] public section
 
 namespace KVCache.Placement
+
+open KVCache.Common
 
 variable {α : Type} [DecidableEq α] {H : Type} [DecidableEq H]
 
@@ -103,63 +110,17 @@ theorem nodup_dedup (r : List α) : (dedup r).Nodup := by
       rw [if_neg h]
       exact List.nodup_cons.mpr ⟨fun hb => h ((mem_dedup b rest).mp hb), ih⟩
 
-/-- If `b` occurs in `l₁` and in `l₂`, a copy of `b` survives removing one copy of `b` from
-`l₁ ++ l₂`. -/
-theorem mem_erase_append_left (b : α) (l₂ : List α) (hb : b ∈ l₂) (l₁ : List α) :
-    b ∈ l₁ → b ∈ (l₁ ++ l₂).erase b := by
-  intro h
-  rw [List.erase_append_left l₂ h]
-  exact List.mem_append.mpr (Or.inr hb)
-
-/-- If a copy of `b` survives removing one copy of `b` from `l₂`, one survives in
-`l₁ ++ l₂`. -/
-theorem mem_erase_append_right (b : α) (l₂ : List α) (hb : b ∈ l₂.erase b) (l₁ : List α) :
-    b ∈ (l₁ ++ l₂).erase b := by
-  by_cases h : b ∈ l₁
-  · exact mem_erase_append_left b l₂ (List.mem_of_mem_erase hb) l₁ h
-  · rw [List.erase_append_right l₂ h]
-    exact List.mem_append.mpr (Or.inr hb)
-
-/-- A duplicate-free list contained in `m` is no longer than `m`. -/
-theorem length_le_of_nodup_of_subset (l : List α) :
-    ∀ m : List α, l.Nodup → (∀ x ∈ l, x ∈ m) → l.length ≤ m.length := by
-  induction l with
-  | nil => intro m _ _; exact Nat.zero_le _
-  | cons a l ih =>
-    intro m hnd hsub
-    have ha : a ∉ l := (List.nodup_cons.mp hnd).1
-    have hl : l.Nodup := (List.nodup_cons.mp hnd).2
-    have ham : a ∈ m := hsub a (List.mem_cons.mpr (Or.inl rfl))
-    have hsub' : ∀ x ∈ l, x ∈ m.erase a := by
-      intro x hx
-      have hne : x ≠ a := by
-        intro e; rw [e] at hx; exact ha hx
-      exact (List.mem_erase_of_ne hne).mpr (hsub x (List.mem_cons.mpr (Or.inr hx)))
-    have h1 := ih (m.erase a) hl hsub'
-    have h2 := List.length_erase_of_mem ham
-    have h3 := List.length_pos_of_mem ham
-    simp only [List.length_cons]
-    omega
-
-/-- If moreover `m` still contains `b` after one copy of `b` is removed (`m.erase b`), `l` is
-strictly shorter than `m`. -/
-theorem length_lt_of_nodup_of_subset_of_dup (l m : List α) (b : α) (hnd : l.Nodup)
-    (hsub : ∀ x ∈ l, x ∈ m) (hb : b ∈ m.erase b) : l.length < m.length := by
-  have hsub' : ∀ x ∈ l, x ∈ m.erase b := by
-    intro x hx
-    by_cases e : x = b
-    · rw [e]; exact hb
-    · exact (List.mem_erase_of_ne e).mpr (hsub x hx)
-  have h1 := length_le_of_nodup_of_subset l (m.erase b) hnd hsub'
-  have hm := List.mem_of_mem_erase hb
-  have h2 := List.length_erase_of_mem hm
-  have h3 := List.length_pos_of_mem hm
-  omega
-
 /-! ## One cache -/
 
 /-- A replacement policy: from the current cache contents, the requested block and the
-remaining future requests, the cache contents after serving the request. -/
+remaining future requests, the cache contents after serving the request.
+
+It is the widest of the library's policy notions: any next cache at all, with demand fetch
+(`DemandFetch`) and capacity (`FitsIn`) stated as hypotheses where a theorem needs them. The
+ceiling's `KVCache.Ceiling.Policy` and `KVCache.Ceiling.BypassPolicy` (`Proofs.Ceiling.Cache`,
+`Proofs.Ceiling.Bypass`) choose only a victim (or bypass) within a fixed demand-fetch step of
+capacity `k`; `beladyBypassPolicy` (`Proofs.Placement.Optimal`) brings Belady with bypass into
+this class. -/
 structure Policy (α : Type) where
   /-- `step c b f`: the cache contents after serving a request for `b` with contents `c` and
   future requests `f`. -/
