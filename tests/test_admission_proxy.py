@@ -318,7 +318,7 @@ def test_the_cli_never_prints_upstream_credentials(keys: dict[str, Any],
     out_path, err_path = tmp_path / "out", tmp_path / "err"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with out_path.open("w") as out, err_path.open("w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "pytools.admission", "--upstream",
+        proc = subprocess.Popen([sys.executable, "-m", "pytools", "admission", "--upstream",
                                  "http://user:s3cret@127.0.0.1:9", "--tenants",
                                  str(keys["path"]), "--secret-file", str(secret), "--port", "0"],
                                 stdout=out, stderr=err, env=env, cwd=ROOT)

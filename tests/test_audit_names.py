@@ -21,10 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytools.lean.audit import rules
+from pytools.lean.audit.library_facts import LibraryFacts
 from pytools.lean.audit.names import StatementAtoms, invisible, skeleton
 from pytools.lean.audit.printer import binder_name
 from pytools.lean.audit.records import AuditReport
-from pytools.lean.audit.rules import LibraryFacts
 from pytools.lean.audit.statements import statement_sha256
 from pytools.lean.audit.walk import audit_modules
 from pytools.lean.olean import Expr, Module, Name, name_bytes

@@ -18,8 +18,8 @@ from fixtures.audit_env import core_lib, index_cache
 
 from pytools.lean.audit import policy, rules
 from pytools.lean.audit.facts import ModuleFacts
+from pytools.lean.audit.library_facts import LibraryFacts
 from pytools.lean.audit.records import AuditReport, Finding
-from pytools.lean.audit.rules import LibraryFacts
 from pytools.lean.audit.walk import audit_modules
 from pytools.lean.olean import ImportRecord
 

@@ -20,9 +20,9 @@ from fixtures.audit_env import core_lib, index_cache
 
 from pytools.lean.audit import rules
 from pytools.lean.audit.facts import module_facts
+from pytools.lean.audit.library_facts import InstanceFacts, LibraryFacts
 from pytools.lean.audit.printer import escape_component, escape_name
 from pytools.lean.audit.records import AuditReport
-from pytools.lean.audit.rules import InstanceFacts, LibraryFacts
 from pytools.lean.audit.text import Target, render
 from pytools.lean.audit.walk import audit_modules
 from pytools.lean.olean import Expr, Level, Module

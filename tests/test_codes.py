@@ -22,7 +22,7 @@ PUBLISH = ROOT / "pytools" / "publish"
 PYTHON_SOURCES = (PUBLISH / "verify.py", PUBLISH / "anchor.py", PUBLISH / "attest.py")
 JS_SOURCE = PUBLISH / "site" / "templates" / "verifier.js"
 #: Files that read codes and must not list them (the CLI, the page's panel).
-READERS = (ROOT / "pytools" / "verify.py", PUBLISH / "codes.py",
+READERS = (PUBLISH / "cli.py", PUBLISH / "codes.py",
            PUBLISH / "site" / "templates" / "panel.js")
 
 #: A reason given in a string: ``"code: ..."`` (Python f-strings and JS literals alike).

@@ -77,7 +77,7 @@ def test_every_result_with_lean_data_lists_its_generated_files() -> None:
     assert listed == {"Proofs/Ceiling/Mooncake.lean", "Proofs/Ceiling/MooncakeTrace.lean",
                       "Proofs/Kernel/Workflows.lean",
                       "Proofs/Kernel/Table.lean", "data/placement/instance.json",
-                      "Proofs/Placement/Farthest.lean"}
+                      "Proofs/Placement/Farthest.lean", "Proofs/Leak/PartitionCases.lean"}
 
 
 def test_check_names_the_file_the_line_and_the_command(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytools.lean.audit import rules
-from pytools.lean.audit.rules import LibraryFacts
+from pytools.lean.audit.library_facts import LibraryFacts
 
 ROOT = Path(__file__).resolve().parents[1]
 LAKEFILE = ROOT / "lakefile.lean"

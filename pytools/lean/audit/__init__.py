@@ -25,7 +25,7 @@ The trusted part is small and apart: :mod:`.policy` (pinned data: the allowed ax
 identity, their names stated once in :mod:`pytools.lean.axioms`, the kernel's builtin names,
 the trust-relevant extensions, the kernel-disabling options) and :mod:`.rules` (one function
 per rule, each docstring naming its planted defect). Everything else reads files into
-:class:`.rules.LibraryFacts`.
+:class:`.library_facts.LibraryFacts`.
 
 Axioms. Allowed: exactly core's ``propext``, ``Classical.choice``, ``Quot.sound``, by identity
 (declaring core module and type hash, read from the verified core library); everything else

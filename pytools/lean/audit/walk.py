@@ -15,19 +15,11 @@ from .auxiliary import classify_auxiliary
 from .facts import ModuleFacts, module_facts
 from .instance_args import InstanceArgs, InstanceUse, const_names
 from .library import Library, default_cache_dir
+from .library_facts import AxiomFacts, InstanceFacts, Key, LibraryFacts
 from .meaning import Meanings
 from .names import StatementAtoms, statement_atoms
 from .records import AuditError, AuditReport, Declaration
-from .rules import (
-    RULES,
-    AxiomFacts,
-    InstanceFacts,
-    Key,
-    LibraryFacts,
-    apply_rules,
-    rule_name,
-    rule_statement_text,
-)
+from .rules import RULES, apply_rules, rule_name, rule_statement_text
 from .shapes import Shapes
 from .statements import pp_expr, statement_sha256
 from .text import Target, shape_sha256

@@ -8,20 +8,16 @@ proof is ``decide +kernel``: Lean's kernel runs ``KVCache.Leak.Partition.views``
 suite checks that the committed Lean file is exactly :func:`render`'s text, so the reference
 and the Lean step agree on every case, verdict by verdict and hit by hit.
 
-Regenerate with ``.venv/bin/python -m pytools.results.leak.partition_cases`` (writes the file
+Regenerate with ``pytools regenerate tenant-leak`` (writes the file
 atomically, nothing else).
 """
 
 from __future__ import annotations
 
 import random
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from pytools.files import atomic_write_text
-from pytools.paths import project_root
 
 from . import partition as P
 
@@ -156,16 +152,3 @@ def render(chosen: Sequence[Case] | None = None) -> str:
         body.append("")
         body.extend(_case_lines(k, c))
     return HEADER.format(count=len(chosen)) + "\n".join(body) + "\n" + FOOTER
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Write the generated module under the repository root."""
-    del argv
-    path = project_root() / CASES_LEAN
-    atomic_write_text(path, render())
-    print(f"wrote {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pytools.paths import mooncake_trace, sha256_file
+from pytools.results.generated import Generated, regenerate_command
 from pytools.results.spec import Evidence, InputFile, ResultSpec, svg_and_csv
 from pytools.traces.trace import TRACE_INPUT_PATH
 
@@ -32,6 +33,8 @@ from .evidence import (
     reference_disagreements,
     salt_problems,
 )
+from .partition_cases import CASES_LEAN
+from .partition_cases import render as render_cases
 from .price import PriceError, price_claims, price_of_trace
 from .price import figures as price_figures
 from .price_output import write_price
@@ -400,6 +403,12 @@ def artifacts(root: Path, out: Path) -> list[Path]:
     return svg_and_csv(write_price(out, doc["table"], trace.sha256))
 
 
+#: The kernel's run of the partitioned and shared pools on seeded histories, generated from
+#: the Python reference (:mod:`.partition_cases`).
+PARTITION_CASES_FILE = Generated(CASES_LEAN, regenerate_command(RESULT_ID),
+                                 lambda _root: render_cases())
+
+
 SPEC = ResultSpec(
     id=RESULT_ID,
     title=RESULT_TITLE,
@@ -407,4 +416,5 @@ SPEC = ResultSpec(
     limits=RESULT_LIMITS,
     evidence=evidence,
     artifacts=artifacts,
+    generated=(PARTITION_CASES_FILE,),
 )
