@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pytools.lean.audit import AuditReport, Declaration, certificate
+from pytools.lean.audit import certificate
+from pytools.lean.audit.records import AuditReport, Declaration
 from pytools.lean.olean.module import Module
 from pytools.lean.replay import (
     DRIVER,
