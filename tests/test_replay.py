@@ -157,8 +157,8 @@ def test_a_missing_olean_is_a_replay_problem_not_a_crash(tmp_path: Path, monkeyp
 def test_leanchecker_replaces_the_driver_on_a_native_lean(tmp_path: Path, monkeypatch) -> None:
     native = replace(_wasm(tmp_path), kind="native")
     monkeypatch.setattr(certify, "native_cross_check", lambda *a: [])
-    monkeypatch.setattr(certify.audit_mod, "find_leanchecker", lambda lean: "leanchecker")
-    monkeypatch.setattr(certify.audit_mod, "run_leanchecker", lambda c, modules, **kw: [])
+    monkeypatch.setattr(certify.audit_native, "find_leanchecker", lambda lean: "leanchecker")
+    monkeypatch.setattr(certify.audit_native, "run_leanchecker", lambda c, modules, **kw: [])
     monkeypatch.setattr(certify, "replay_modules", lambda *a, **kw: pytest.fail("replayed"))
     monkeypatch.setattr(certify.reviewed, "check", lambda root, report, theorems: [])
     problems, ran, why = certify.audit_checks(native, tmp_path, ["Proofs.A"], _report(), ())
