@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import shutil
 import struct
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from pytools.lean import replay
 from pytools.lean.audit import certificate
 from pytools.lean.audit.records import AuditReport, Declaration
 from pytools.lean.olean.module import Module
@@ -23,6 +25,7 @@ from pytools.lean.replay import (
     read_verdicts,
     replay_modules,
     run_in_batches,
+    share_out,
     stage,
 )
 from pytools.lean.toolchain import Toolchain
@@ -165,6 +168,113 @@ def test_leanchecker_replaces_the_driver_on_a_native_lean(tmp_path: Path, monkey
     assert problems == [] and "kernel-replay" not in ran and ran["leanchecker"]
 
 
+class _FakeLean(Toolchain):
+    """A toolchain whose ``lean --run DRIVER PATHS`` accepts each staged module unless its
+    ``.olean`` holds ``bad``, and counts its processes."""
+
+    runs: list[list[str]]
+
+    def run_lean(self, args, lean_path, cwd, timeout=None):  # type: ignore[override]
+        paths = args[2:]
+        self.runs.append([Path(p).stem for p in paths])
+        out = [f"REJECTED {p}: the kernel rejected t: bad" if b"bad" in Path(p).read_bytes()
+               else f"replayed {p}: 1 constants, import 10 ms, kernel {len(p)} ms"
+               for p in paths]
+        return subprocess.CompletedProcess(args, 0, "\n".join(out), "")
+
+
+def _fake_library(tmp_path: Path, imports: dict[str, list[str]], monkeypatch
+                  ) -> tuple[_FakeLean, Path]:
+    """A build folder of one-part modules ``Proofs.<X>`` and a fake Lean; each module's
+    import closure is read from ``imports`` (the real one reads the .olean headers)."""
+    build = tmp_path / "build"
+    for name in imports:
+        module_olean(build, name).parent.mkdir(parents=True, exist_ok=True)
+        module_olean(build, name).write_bytes(f"olean of {name}".encode())
+
+    def closure(build_dir: Path, module: str) -> list[str]:
+        seen, todo = set(), [module]
+        while todo:
+            m = todo.pop()
+            if m not in seen:
+                seen.add(m)
+                todo += imports[m]
+        return sorted(seen)
+
+    monkeypatch.setattr(replay, "import_closure", closure)
+    monkeypatch.setenv("PYTOOLS_CACHE", str(tmp_path / "cache"))
+    lean = _FakeLean("native", "4.28.0", "0" * 40, ("lean",), tmp_path / "lib", "test")
+    lean.runs = []
+    return lean, build
+
+
+def test_the_same_bytes_are_not_replayed_twice(tmp_path: Path, monkeypatch) -> None:
+    """A second replay of unchanged modules reuses the kernel's earlier verdicts (no process);
+    the lines say so."""
+    lean, build = _fake_library(tmp_path, {"Proofs.A": [], "Proofs.B": ["Proofs.A"]},
+                                monkeypatch)
+    first = replay_modules(lean, build, ["Proofs.A", "Proofs.B"])
+    assert first.ok and first.reused == () and len(lean.runs) == 1
+    again = replay_modules(lean, build, ["Proofs.A", "Proofs.B"])
+    assert again.ok and again.reused == ("Proofs.A", "Proofs.B") and len(lean.runs) == 1
+    assert all(line.endswith("(same bytes accepted before)") for line in again.accepted)
+
+
+def test_changed_bytes_of_a_module_or_of_an_import_are_replayed_again(
+        tmp_path: Path, monkeypatch) -> None:
+    """Planted: the bytes of an imported module change after an accepted replay; both it and
+    the module importing it are replayed again (and the rejection is reported), while an
+    unrelated module is reused."""
+    lean, build = _fake_library(
+        tmp_path, {"Proofs.A": [], "Proofs.B": ["Proofs.A"], "Proofs.C": []}, monkeypatch)
+    assert replay_modules(lean, build, ["Proofs.A", "Proofs.B", "Proofs.C"]).ok
+    module_olean(build, "Proofs.A").write_bytes(b"olean of Proofs.A, now bad")
+    outcome = replay_modules(lean, build, ["Proofs.A", "Proofs.B", "Proofs.C"])
+    assert lean.runs[-1] == ["A", "B"] and outcome.reused == ("Proofs.C",)
+    assert outcome.problems == ("kernel-replay Proofs.A: the kernel rejected t: bad",)
+
+
+def test_a_rejection_is_never_remembered(tmp_path: Path, monkeypatch) -> None:
+    """Planted: a rejected module is replayed (and rejected) again on every run."""
+    lean, build = _fake_library(tmp_path, {"Proofs.A": []}, monkeypatch)
+    module_olean(build, "Proofs.A").write_bytes(b"bad")
+    for _ in range(2):
+        assert not replay_modules(lean, build, ["Proofs.A"]).ok
+    assert len(lean.runs) == 2
+    assert "Proofs.A" not in replay.load_accepted(build)
+
+
+def test_a_key_from_another_driver_or_toolchain_is_not_reused(tmp_path: Path,
+                                                              monkeypatch) -> None:
+    """Planted: the remembered verdict came from another kernel (another toolchain commit) or
+    the file was edited by hand to a wrong key; the module is replayed."""
+    lean, build = _fake_library(tmp_path, {"Proofs.A": []}, monkeypatch)
+    replay_modules(lean, build, ["Proofs.A"])
+    other = _FakeLean("native", "4.28.0", "1" * 40, ("lean",), tmp_path / "lib", "test")
+    other.runs = []
+    assert replay_modules(other, build, ["Proofs.A"]).reused == () and other.runs == [["A"]]
+    (build / replay.ACCEPTED_FILE).write_text('{"format": 1, "modules": {"Proofs.A": '
+                                               '{"key": "0", "line": "forged"}}}')
+    assert replay_modules(lean, build, ["Proofs.A"]).reused == ()
+    (build / replay.ACCEPTED_FILE).write_text("not json")
+    assert replay_modules(lean, build, ["Proofs.A"]).ok
+
+
+def test_modules_are_shared_among_workers_heaviest_first() -> None:
+    weights = {"A": 1.0, "B": 10.0, "C": 2.0, "D": 3.0}
+    assert share_out(list(weights), weights.__getitem__, 2) == [["B"], ["A", "C", "D"]]
+    assert share_out(["A"], weights.__getitem__, 4) == [["A"]]
+    assert share_out(list(weights), weights.__getitem__, 1) == [["A", "B", "C", "D"]]
+
+
+def test_two_workers_replay_in_two_processes(tmp_path: Path, monkeypatch) -> None:
+    lean, build = _fake_library(tmp_path, {f"Proofs.{x}": [] for x in "ABCD"}, monkeypatch)
+    outcome = replay_modules(lean, build, [f"Proofs.{x}" for x in "ABCD"], workers=2)
+    assert outcome.ok and len(lean.runs) == 2
+    assert sorted(m for run in lean.runs for m in run) == ["A", "B", "C", "D"]
+    assert [a.split(":")[0] for a in outcome.accepted] == [f"Proofs.{x}" for x in "ABCD"]
+
+
 # --------------------------------------------------------------------------- Lean-backed
 
 FIXTURE = """module
@@ -245,3 +355,11 @@ def test_tampered_olean_is_refused_and_the_original_accepted(tmp_path: Path,
     (problem,) = outcome.problems
     assert problem.startswith("kernel-replay ReplayFixture.Bad: the kernel rejected "
                               "replayFixture_two_add_two: ")
+    # The accepted bytes are remembered; the same bytes tampered in place are replayed again
+    # (and refused), in two processes at once.
+    again = replay_modules(real_toolchain, build, ["ReplayFixture.Good"])
+    assert again.reused == ("ReplayFixture.Good",)
+    assert tamper_numeral(good, "replayFixture_two_add_two", 4, 5) >= 1
+    tampered = replay_modules(real_toolchain, build, ["ReplayFixture.Good", "ReplayFixture.Bad"],
+                              workers=2)
+    assert tampered.reused == () and len(tampered.problems) == 2

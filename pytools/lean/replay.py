@@ -1,7 +1,15 @@
 """Kernel replay of the compiled library: every declaration of every module read back from its
 ``.olean`` files and sent to Lean's kernel again, by the driver ``KernelReplay.lean`` under
-``lean --run`` (one process for all modules, and a fresh one from a module a process died
-on: :func:`run_in_batches`).
+``lean --run`` (one process per worker, and a fresh one from a module a process died on:
+:func:`run_in_batches`; the modules are shared among ``workers`` processes by their expected
+cost, :func:`share_out`).
+
+A module the kernel accepted is remembered in the build folder (:data:`ACCEPTED_FILE`), keyed
+by :func:`replay_key`: the SHA-256 of the driver, the toolchain and the bytes of every compiled
+part of the module and of every library module it imports, directly or not. A later replay of
+the very same bytes by the same kernel reuses that verdict instead of running it again (a
+fresh clone has no such file and replays everything; delete the file to force a full replay).
+A rejection is never remembered.
 
 It runs on the registry WebAssembly Lean, which ships no ``leanchecker`` (measured,
 docs/toolchain.md): the driver uses only what that build can run. The modules' files are
@@ -12,16 +20,23 @@ is touched.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import shutil
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .toolchain import Toolchain, cache_root
+from pytools.files import atomic_write_text
+
+from .olean.module import Module
+from .olean.region import OleanError
+from .toolchain import PRELOAD, Toolchain, cache_root
 
 #: The driver, run with ``lean --run DRIVER OLEAN...``.
 DRIVER = Path(__file__).with_name("KernelReplay.lean")
@@ -29,6 +44,9 @@ DRIVER = Path(__file__).with_name("KernelReplay.lean")
 PART_SUFFIXES = (".olean", ".olean.server", ".olean.private")
 #: Wall-clock limit of one replay of the whole library, in seconds.
 REPLAY_TIMEOUT_S = 3600.0
+#: The build folder's memory of accepted replays: module -> key, the driver's line, seconds.
+ACCEPTED_FILE = "pytools-replay.json"
+_ACCEPTED_FORMAT = 1
 
 _LINE_RE = re.compile(r"^(?P<verdict>replayed|REJECTED) (?P<path>\S+?\.olean): (?P<text>.*)$")
 
@@ -41,11 +59,13 @@ class ReplayError(RuntimeError):
 class ReplayOutcome:
     """What the kernel replay said: one problem line per module it did not accept (empty: it
     accepted every declaration of every module), the driver's line for each module it
-    accepted, and the wall time."""
+    accepted (now or, for ``reused``, in an earlier replay of the same bytes), and the wall
+    time."""
 
     problems: tuple[str, ...]
     accepted: tuple[str, ...]
     seconds: float
+    reused: tuple[str, ...] = ()  # modules whose identical bytes the kernel accepted before
 
     @property
     def ok(self) -> bool:
@@ -122,12 +142,128 @@ def run_in_batches(run: Callable[[list[str]], str], staged: dict[str, str]
     return problems, accepted
 
 
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def module_parts(build_dir: Path, module: str) -> list[Path]:
+    """The compiled parts of ``module`` in ``build_dir`` that exist (the ``.olean`` first)."""
+    olean = module_olean(build_dir, module)
+    return [p for p in (olean.with_name(olean.name + s[len(".olean"):]) for s in PART_SUFFIXES)
+            if p.is_file()]
+
+
+def import_closure(build_dir: Path, module: str) -> list[str]:
+    """``module`` and every module of ``build_dir`` it imports, directly or not, as recorded
+    in the ``.olean`` files themselves (imports with no ``.olean`` there come from the core
+    library, which the toolchain's identity stands for). Sorted."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            imports = Module(module_olean(build_dir, name), parts="olean").imports()
+        except OleanError as exc:
+            raise ReplayError(f"{module_olean(build_dir, name)}: unreadable: {exc}") from exc
+        todo += [str(m) for m in imports if module_olean(build_dir, str(m)).is_file()]
+    return sorted(seen)
+
+
+def replay_key(toolchain: Toolchain, build_dir: Path, module: str) -> str:
+    """What a replay verdict on ``module`` depends on, hashed: the driver, the preload that
+    runs the registry Lean, the toolchain (kind, version, commit, command), and the bytes of
+    every compiled part of the module and of its library imports."""
+    digest = hashlib.sha256()
+    fixed = {"driver": _sha256(DRIVER), "preload": _sha256(PRELOAD) if PRELOAD.is_file() else "",
+             "toolchain": toolchain.identity(), "lean": list(toolchain.lean),
+             "module": module}
+    digest.update(json.dumps(fixed, sort_keys=True).encode())
+    for name in import_closure(build_dir, module):
+        for part in module_parts(build_dir, name):
+            digest.update(f"\n{part.relative_to(build_dir)} {_sha256(part)}".encode())
+    return digest.hexdigest()
+
+
+def load_accepted(build_dir: Path) -> dict[str, dict[str, object]]:
+    """The remembered accepted replays (empty when the file is absent or not ours)."""
+    try:
+        data = json.loads((build_dir / ACCEPTED_FILE).read_text(encoding="utf-8"))
+        if data.get("format") == _ACCEPTED_FORMAT and isinstance(data.get("modules"), dict):
+            return {k: v for k, v in data["modules"].items() if isinstance(v, dict)}
+    except (OSError, ValueError, AttributeError):
+        pass
+    return {}
+
+
+def share_out(modules: Sequence[str], weight: Callable[[str], float], workers: int
+              ) -> list[list[str]]:
+    """``modules`` shared among at most ``workers`` groups, heaviest first to the lightest
+    group (so one slow module does not queue behind the others); each group keeps the given
+    order. Empty groups are dropped."""
+    groups: list[list[str]] = [[] for _ in range(max(1, workers))]
+    loads = [0.0] * len(groups)
+    for module in sorted(modules, key=weight, reverse=True):
+        i = loads.index(min(loads))
+        groups[i].append(module)
+        loads[i] += weight(module)
+    order = {m: i for i, m in enumerate(modules)}
+    return [sorted(g, key=order.__getitem__) for g in groups if g]
+
+
 def replay_modules(toolchain: Toolchain, build_dir: Path, modules: Sequence[str], *,
-                   timeout: float = REPLAY_TIMEOUT_S) -> ReplayOutcome:
-    """Replay ``modules`` (compiled into ``build_dir``) through the kernel of ``toolchain``.
-    A module the kernel rejects, or that gets no verdict even alone in a fresh process, is a
-    problem line naming it. Raises :class:`ReplayError` if a module's ``.olean`` is missing,
-    and what :meth:`Toolchain.run_lean` raises (the registry Lean run without its rewrites)."""
+                   timeout: float = REPLAY_TIMEOUT_S, workers: int = 1,
+                   reuse: bool = True) -> ReplayOutcome:
+    """Replay ``modules`` (compiled into ``build_dir``) through the kernel of ``toolchain``,
+    in up to ``workers`` processes at once, skipping (with ``reuse``) each module whose
+    :func:`replay_key` the kernel accepted before. A module the kernel rejects, or that gets
+    no verdict even alone in a fresh process, is a problem line naming it. Raises
+    :class:`ReplayError` if a module's ``.olean`` is missing, and what
+    :meth:`Toolchain.run_lean` raises (the registry Lean run without its rewrites)."""
+    start = time.monotonic()
+    for module in modules:
+        if not module_olean(build_dir, module).is_file():
+            raise ReplayError(f"{module_olean(build_dir, module)}: missing; build the library "
+                              "before the kernel replay")
+    keys = {m: replay_key(toolchain, build_dir, m) for m in modules}
+    remembered = load_accepted(build_dir)
+    reused = [m for m in modules
+              if reuse and remembered.get(m, {}).get("key") == keys[m]]
+    pending = [m for m in modules if m not in reused]
+    problems: list[str] = []
+    fresh: dict[str, tuple[str, float]] = {}
+    if pending:
+        def weight(m: str) -> float:
+            seconds = remembered.get(m, {}).get("seconds")
+            return float(seconds) if isinstance(seconds, (int, float)) else sum(
+                p.stat().st_size for p in module_parts(build_dir, m)) / 1e6
+        groups = share_out(pending, weight, workers)
+        with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+            outcomes = list(pool.map(
+                lambda g: _replay_group(toolchain, build_dir, g, timeout), groups))
+        for group_problems, group_accepted in outcomes:
+            problems += group_problems
+            fresh.update(group_accepted)
+    lines = {m: str(remembered[m].get("line", "")) + " (same bytes accepted before)"
+             for m in reused}
+    lines.update({m: line for m, (line, _) in fresh.items()})
+    kept = {m: remembered[m] for m in reused}
+    kept.update({m: {"key": keys[m], "line": line, "seconds": round(sec, 1)}
+                 for m, (line, sec) in fresh.items()})
+    others = {m: v for m, v in remembered.items() if m not in modules}
+    atomic_write_text(build_dir / ACCEPTED_FILE, json.dumps(
+        {"format": _ACCEPTED_FORMAT, "modules": dict(sorted({**others, **kept}.items()))},
+        indent=1, sort_keys=True) + "\n")
+    accepted = tuple(f"{m}: {lines[m]}" for m in modules if m in lines)
+    return ReplayOutcome(tuple(problems), accepted, time.monotonic() - start, tuple(reused))
+
+
+def _replay_group(toolchain: Toolchain, build_dir: Path, modules: list[str], timeout: float
+                  ) -> tuple[list[str], dict[str, tuple[str, float]]]:
+    """Replay ``modules`` in driver processes of their own (staged in a fresh folder):
+    (problem lines, module -> (the driver's line, seconds) for each module accepted)."""
     base = cache_root() if toolchain.kind == "wasm" else None
     if base is not None:
         base.mkdir(parents=True, exist_ok=True)
@@ -147,4 +283,15 @@ def replay_modules(toolchain: Toolchain, build_dir: Path, modules: Sequence[str]
             return proc.stdout + "\n" + proc.stderr
 
         problems, accepted = run_in_batches(run, staged)
-    return ReplayOutcome(tuple(problems), tuple(accepted), time.monotonic() - start)
+    seconds = (time.monotonic() - start) / max(1, len(modules))
+    done: dict[str, tuple[str, float]] = {}
+    for line in accepted:
+        module, text = line.split(": ", 1)
+        done[module] = (text, _driver_seconds(text, seconds))
+    return problems, done
+
+
+def _driver_seconds(text: str, fallback: float) -> float:
+    """The import and kernel milliseconds the driver reported, in seconds."""
+    found = re.findall(r"(?:import|kernel) (\d+) ms", text)
+    return sum(int(ms) for ms in found) / 1000 if found else fallback

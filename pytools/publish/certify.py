@@ -32,7 +32,7 @@ from pytools.lean.audit import certificate as audit_certificate
 from pytools.lean.audit import native as audit_native
 from pytools.lean.audit import reviewed
 from pytools.lean.audit.records import AuditError, AuditReport, Declaration
-from pytools.lean.build import BUILD_DIR, BuildResult
+from pytools.lean.build import BUILD_DIR, BuildResult, default_jobs
 from pytools.lean.build_audit import build_and_audit, build_summary, library_files
 from pytools.lean.replay import ReplayError, replay_modules
 from pytools.lean.toolchain import Toolchain, find_toolchain
@@ -226,18 +226,30 @@ def native_cross_check(
     return audit_native.compare_with_native(report_, native)
 
 
-def kernel_replay(toolchain: Toolchain, root: Path, modules: list[str]) -> list[str]:
+def _silent(line: str) -> None:
+    """The default progress callback: a library function prints nothing."""
+
+
+def kernel_replay(toolchain: Toolchain, root: Path, modules: list[str], jobs: int | None = None,
+                  say: Callable[[str], None] = _silent) -> list[str]:
     """Replay every library module through the toolchain's kernel (the ``KernelReplay.lean``
-    driver, :mod:`pytools.lean.replay`); one problem line per module it did not accept."""
+    driver, :mod:`pytools.lean.replay`), ``jobs`` processes at once (default: as many as the
+    build runs); one problem line per module it did not accept."""
     try:
-        return list(replay_modules(toolchain, root / BUILD_DIR, modules).problems)
+        outcome = replay_modules(toolchain, root / BUILD_DIR, modules,
+                                 workers=jobs or default_jobs(toolchain))
     except ReplayError as exc:
         return [f"kernel-replay: {exc}"]
+    say(f"kernel replay: {len(modules) - len(outcome.reused)} modules replayed, "
+        f"{len(outcome.reused)} with the same bytes accepted before, {len(outcome.problems)} "
+        f"not accepted, in {outcome.seconds:.0f}s")
+    return list(outcome.problems)
 
 
 def audit_checks(
     toolchain: Toolchain, root: Path, modules: list[str], report_: AuditReport,
-    results: tuple[ResultSpec, ...],
+    results: tuple[ResultSpec, ...], jobs: int | None = None,
+    say: Callable[[str], None] = _silent,
 ) -> tuple[list[str], dict[str, bool], dict[str, str]]:
     """The checks beside the .olean audit: the reviewed statements (always); where a native
     Lean exists `#print axioms` and a kernel replay (leanchecker) of every module; wherever
@@ -263,7 +275,7 @@ def audit_checks(
             ran["leanchecker"] = True
     if ran.get("leanchecker"):
         return problems, ran, why
-    problems += kernel_replay(toolchain, root, modules)
+    problems += kernel_replay(toolchain, root, modules, jobs, say)
     ran["kernel-replay"] = True
     return problems, ran, why
 
@@ -274,10 +286,6 @@ class Run:
     timings: dict[str, float]
     derived: Derived | None = None
     toolchain: Toolchain | None = None
-
-
-def _silent(line: str) -> None:
-    """The default progress callback: a library function prints nothing."""
 
 
 def produce(
@@ -302,7 +310,8 @@ def produce(
 
     start = time.monotonic()
     modules = list(audited.modules)
-    disagreements, ran, why = audit_checks(toolchain, root, modules, audited.report, results)
+    disagreements, ran, why = audit_checks(toolchain, root, modules, audited.report, results,
+                                             jobs, say)
     report_ = audit_certificate.with_checks(audited.report, ran, why)
     timings["audit"] += time.monotonic() - start  # the checks beside the .olean audit
 
