@@ -430,6 +430,9 @@ def test_listed_file_is_red_if_the_manifest_publishes_another_statement(tmp_path
          "/audit/checks: required check olean-audit did not pass"),
         (lambda c: c["audit"].update(checks=c["audit"]["checks"][1:]),
          "/audit/checks: required check olean-audit is not recorded"),
+        (lambda c: [check.update(status="not-run") for check in c["audit"]["checks"]
+                    if check["name"] in ("kernel-replay", "leanchecker")],
+         "/audit/checks: no kernel re-check passed (one of kernel-replay, leanchecker"),
     ],
 )
 def test_policy_fields_are_rechecked(release: dict[str, Path], edit: Any, needle: str) -> None:

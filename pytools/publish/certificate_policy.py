@@ -1,5 +1,6 @@
 """The audit policy a certificate must meet, stated once for certify, verify and the signed
-statement: no finding, no axiom outside the allowed three, and the checks that must have run.
+statement: no finding, no axiom outside the allowed three, the checks that must have run, and
+a kernel re-check of every module (``leanchecker`` or the replay driver) that passed.
 
 Verify re-checks a certificate's own policy fields against these constants (never against
 what the certificate says is allowed): a certificate that admits a finding, widens its
@@ -27,6 +28,10 @@ MAX_FINDINGS = 0
 #: :mod:`pytools.lean.audit.certificate`).
 REQUIRED_CHECKS: tuple[str, ...] = ("olean-audit", "reviewed-statements")
 
+#: Kernel re-checks of every compiled module, one of which must have passed: a native Lean's
+#: ``leanchecker``, or the replay driver the registry Lean runs (:mod:`pytools.lean.replay`).
+KERNEL_CHECKS: tuple[str, ...] = ("kernel-replay", "leanchecker")
+
 
 def policy(required_checks: tuple[str, ...] = REQUIRED_CHECKS) -> dict[str, Any]:
     """The policy as the signed statement's predicate states it."""
@@ -34,6 +39,7 @@ def policy(required_checks: tuple[str, ...] = REQUIRED_CHECKS) -> dict[str, Any]
         "allowed_axioms": list(ALLOWED_AXIOMS),
         "max_findings": MAX_FINDINGS,
         "required_checks": list(required_checks),
+        "kernel_check_one_of": list(KERNEL_CHECKS),
     }
 
 
@@ -73,4 +79,7 @@ def policy_problems(cert: dict[str, Any]) -> list[str]:
         if status.get(name) != "passed":
             problems.append(f"/audit/checks: required check {name} "
                             f"{'did not pass' if name in status else 'is not recorded'}")
+    if not any(status.get(name) == "passed" for name in KERNEL_CHECKS):
+        problems.append("/audit/checks: no kernel re-check passed (one of "
+                        f"{', '.join(KERNEL_CHECKS)} is required)")
     return problems

@@ -26,6 +26,7 @@ var PCV = (function () {
   /* pytools.publish.certificate_policy */
   var ALLOWED_AXIOMS = ["Classical.choice", "Quot.sound", "propext"];
   var REQUIRED_CHECKS = ["olean-audit", "reviewed-statements"];
+  var KERNEL_CHECKS = ["kernel-replay", "leanchecker"];
   /* pytools.publish.attest */
   var PAYLOAD_TYPE = "application/vnd.in-toto+json";
 
@@ -498,6 +499,9 @@ var PCV = (function () {
         problems.push("/audit/checks: required check " + n + " " + (has(status, n) ? "did not pass" : "is not recorded"));
       }
     });
+    if (!KERNEL_CHECKS.some(function (n) { return status[n] === "passed"; })) {
+      problems.push("/audit/checks: no kernel re-check passed (one of " + KERNEL_CHECKS.join(", ") + " is required)");
+    }
     return problems;
   }
   function pyStr(v) { return typeof v === "string" ? v : v === undefined || v === null ? "None" : dump(v, ""); }
