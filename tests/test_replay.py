@@ -218,6 +218,11 @@ def test_the_same_bytes_are_not_replayed_twice(tmp_path: Path, monkeypatch) -> N
     again = replay_modules(lean, build, ["Proofs.A", "Proofs.B"])
     assert again.ok and again.reused == ("Proofs.A", "Proofs.B") and len(lean.runs) == 1
     assert all(line.endswith("(same bytes accepted before)") for line in again.accepted)
+    # The same toolchain run from another checkout (a clone with a copy of the build folder).
+    moved = _FakeLean("native", "4.28.0", "0" * 40, ("/elsewhere/lean",), tmp_path / "lib", "t")
+    moved.runs = []
+    assert replay_modules(moved, build, ["Proofs.A", "Proofs.B"]).reused == (
+        "Proofs.A", "Proofs.B") and moved.runs == []
 
 
 def test_changed_bytes_of_a_module_or_of_an_import_are_replayed_again(

@@ -174,11 +174,13 @@ def import_closure(build_dir: Path, module: str) -> list[str]:
 
 def replay_key(toolchain: Toolchain, build_dir: Path, module: str) -> str:
     """What a replay verdict on ``module`` depends on, hashed: the driver, the preload that
-    runs the registry Lean, the toolchain (kind, version, commit, command), and the bytes of
-    every compiled part of the module and of its library imports."""
+    runs the registry Lean, the toolchain (kind, version, commit, and its core library's
+    folder: for the registry build, a folder named by the digest of its unpacked tree), and the
+    bytes of every compiled part of the module and of its library imports. No path of the
+    checkout is in it, so a clone that copies the build folder reuses its verdicts."""
     digest = hashlib.sha256()
     fixed = {"driver": _sha256(DRIVER), "preload": _sha256(PRELOAD) if PRELOAD.is_file() else "",
-             "toolchain": toolchain.identity(), "lean": list(toolchain.lean),
+             "toolchain": toolchain.identity(), "core": str(toolchain.lib_dir),
              "module": module}
     digest.update(json.dumps(fixed, sort_keys=True).encode())
     for name in import_closure(build_dir, module):
