@@ -372,6 +372,27 @@ class VerifyReport:
         """Every input green under a usable manifest."""
         return self.status == 0
 
+    def summary(self, rebuilt: bool | None = None) -> str:
+        """The closing line of ``verify``'s text output: how many inputs are green and red
+        (an unreadable one counts red), what anchors the manifest, and the rebuild's outcome
+        when one ran (``rebuilt``): "19 green, 0 red; manifest pinned"."""
+        green = sum(v.green for v in self.verdicts)
+        counts = f"{green} green, {len(self.verdicts) - green} red"
+        anchor = self.manifest.anchor
+        if anchor is None:
+            held = f"manifest unusable: {self.manifest.error}"
+        elif anchor.red:
+            held = "manifest anchor failed"
+        else:
+            codes = set(anchor.codes)
+            parts = (["pinned"] if "manifest-pinned" in codes else []) + (
+                [f"signed by {anchor.signer}"] if "manifest-signed" in codes else [])
+            held = ("manifest " + " and ".join(parts) if parts
+                    else "manifest not pinned: integrity only")
+        if rebuilt is not None:
+            held += "; rebuild " + ("matched" if rebuilt else "differs")
+        return f"{counts}; {held}"
+
     def as_json(self) -> dict[str, Any]:
         """The report of ``pytools verify --json``, in its key order."""
         return {"manifest": self.manifest.as_json(),
