@@ -282,6 +282,8 @@ def keygen(private: Path, public: Path) -> None:
 def site(out: Path | None, force: bool, manifest_path: Path | None, root: Path | None,
          recompute: bool, keys: tuple[Path, ...]) -> None:
     """Build the static product page with its offline verifier."""
+    from pytools.traces.progress import progress_line
+
     from .keys import KeyFileError, load_trusted_keys
     from .site.page import build_site, registry_recompute
     from .site.release import SiteError
@@ -289,9 +291,10 @@ def site(out: Path | None, force: bool, manifest_path: Path | None, root: Path |
     root = (root or project_root()).resolve()
     try:
         publisher = load_trusted_keys(list(keys)) if keys else None
-        index = build_site(root, out or root / "site", manifest_path,
-                           recompute=registry_recompute if recompute else None,
-                           publisher_keys=publisher, force=force)
+        with progress_line("site: recomputing every figure" if recompute else "site"):
+            index = build_site(root, out or root / "site", manifest_path,
+                               recompute=registry_recompute if recompute else None,
+                               publisher_keys=publisher, force=force)
     except (SiteError, KeyFileError) as exc:
         hint = ""
         if "MANIFEST.json: no such file" in str(exc):
