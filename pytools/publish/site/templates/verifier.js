@@ -765,12 +765,14 @@ var PCV = (function () {
     return verdict(reasons, name || "<file>", "", "unknown");
   }
 
-  /* bytes: Uint8Array; manifest: from loadManifest; anchor: from checkAnchor (or null). */
-  async function verifyBytes(bytes, manifest, schemas, name, anchor) {
+  /* bytes: Uint8Array; manifest: from loadManifest; anchor: from checkAnchor (or null);
+   * size: the file's size when its bytes were not read (a file over the limit). */
+  async function verifyBytes(bytes, manifest, schemas, name, anchor, size) {
     name = name || "<bytes>";
     var reasons = anchor ? anchor.reasons.slice() : [];
-    if (bytes.length > MAX_BYTES) {
-      reasons.push("too-large: " + bytes.length + " bytes (limit " + MAX_BYTES + ")");
+    size = typeof size === "number" ? size : bytes.length;
+    if (size > MAX_BYTES) {
+      reasons.push("too-large: " + size + " bytes (limit " + MAX_BYTES + ")");
       return verdict(reasons, name, "", "unknown");
     }
     var sha = await sha256(bytes);
