@@ -826,8 +826,13 @@ var PCV = (function () {
     var version = obj.has("schema_version") ? obj.get("schema_version") : null;
     var supported = SUPPORTED.indexOf(version) >= 0;
     if (!supported) {
+      var vkind = version === null || typeof version === "string" ? null :
+        typeof version === "boolean" ? "boolean" :
+        typeof version === "number" || typeof version === "bigint" ? "number" :
+        Array.isArray(version) ? "array" : "object";
       reasons.push("unsupported-schema-version: " + (version === null ? "null" : dump(version, "")) +
-        " (this verifier knows " + SUPPORTED.join(", ") + ")");
+        (vkind ? " is a " + vkind + ", not a string" : "") + " (this verifier knows " +
+        SUPPORTED.map(function (v) { return dump(v, ""); }).join(", ") + ")");
     } else if (kind === "certificate") {
       reasons = reasons.concat(schemaReasons(certificateErrors(schemas, obj)));
     } else {
