@@ -294,7 +294,8 @@ def site(out: Path | None, force: bool, manifest_path: Path | None, root: Path |
         with progress_line("site: recomputing every figure" if recompute else "site"):
             index = build_site(root, out or root / "site", manifest_path,
                                recompute=registry_recompute if recompute else None,
-                               publisher_keys=publisher, force=force)
+                               publisher_keys=publisher, force=force,
+                               warn=lambda line: click.echo(f"warning: {line}", err=True))
     except (SiteError, KeyFileError) as exc:
         hint = ""
         if "MANIFEST.json: no such file" in str(exc):

@@ -28,7 +28,7 @@ import base64
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -211,12 +211,17 @@ def build_site(
     recompute: Recompute | None = None,
     publisher_keys: dict[str, TrustedKey] | None = None,
     force: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> Path:
     """Build the site into ``out`` by the rule of :mod:`.placement` (a new or empty folder,
-    or with ``force`` an earlier site of this tool); return index.html."""
+    or with ``force`` an earlier site of this tool); return index.html. ``warn`` receives a
+    line per input file not present here (:meth:`.release.Release.missing_inputs`)."""
     check_out(out, force, root)  # before the (possibly long) build: fail early
     now = now or dt.datetime.now(dt.UTC)
     release = load_release(root, manifest_path, now, recompute=recompute)
+    for line in release.missing_inputs():
+        if warn is not None:
+            warn(line)
     html = render_page(release, now.strftime("%Y-%m-%d %H:%M UTC"), publisher_keys)
     files = {"index.html": html.encode("utf-8")}
     for published in release.files:
