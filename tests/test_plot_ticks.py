@@ -8,9 +8,9 @@ from __future__ import annotations
 import matplotlib
 from matplotlib.figure import Figure
 
-from pytools.results.ceiling.plot import thin_x_tick_labels, tick_labels_overlapping
 from pytools.results.placement.routing import requests_of, run_sweep
 from pytools.results.placement.routing_report import PLOT_RC, routing_figure, routing_svg
+from pytools.results.ticks import thin_x_tick_labels, tick_labels_overlapping
 
 PLANT = [[0, 1, 2], [0, 3, 4], [0, 1, 2, 5], [0, 3, 4, 6], [0, 7], [0, 1, 2, 5, 8],
          [0, 3, 9], [0, 7, 10]]

@@ -225,11 +225,11 @@ def routing_figure(sw: RoutingSweep, label: str) -> Any:
     """The plot's figure: left, hit rate against hosts at :data:`PLOT_CAPACITY` blocks of
     total memory; right, hit rate against total capacity at the largest host count; pooled
     caches and the ceiling on both. Capacity labels that would print over one another are
-    left out (:func:`~pytools.results.ceiling.plot.thin_x_tick_labels`)."""
+    left out (:func:`~pytools.results.ticks.thin_x_tick_labels`)."""
     import matplotlib
     from matplotlib.figure import Figure
 
-    from pytools.results.ceiling.plot import thin_x_tick_labels
+    from pytools.results.ticks import thin_x_tick_labels
 
     refs = sw.references
     routings = sorted({r.routing for r in sw.runs}, key=_routing_order)
