@@ -291,11 +291,13 @@ def site(out: Path | None, force: bool, manifest_path: Path | None, root: Path |
     root = (root or project_root()).resolve()
     try:
         publisher = load_trusted_keys(list(keys)) if keys else None
+        warnings: list[str] = []  # said once the progress line is closed
         with progress_line("site: recomputing every figure" if recompute else "site"):
             index = build_site(root, out or root / "site", manifest_path,
                                recompute=registry_recompute if recompute else None,
-                               publisher_keys=publisher, force=force,
-                               warn=lambda line: click.echo(f"warning: {line}", err=True))
+                               publisher_keys=publisher, force=force, warn=warnings.append)
+        for line in warnings:
+            click.echo(f"warning: {line}", err=True)
     except (SiteError, KeyFileError) as exc:
         hint = ""
         if "MANIFEST.json: no such file" in str(exc):
