@@ -26,6 +26,19 @@ def shared_dir(root: Path | None = None) -> Path:
     return ((root or project_root()) / ".." / "shared").resolve()
 
 
+#: Input paths certificates record under this prefix name the shared-data folder beside the
+#: repository (``$PYTOOLS_SHARED`` when set: :func:`shared_dir`).
+SHARED_PREFIX = "../shared/"
+
+
+def input_path(root: Path, rel: str) -> Path:
+    """Where a certificate's input ``rel`` (relative to the repository root) is on this
+    machine: under :func:`shared_dir` for a ``../shared/`` path, else under ``root``."""
+    if rel.startswith(SHARED_PREFIX):
+        return shared_dir(root) / rel[len(SHARED_PREFIX):]
+    return root / rel
+
+
 def mooncake_trace(root: Path | None = None) -> Path:
     """Path of the public Mooncake conversation trace (it may be absent)."""
     return shared_dir(root) / MOONCAKE_TRACE

@@ -292,7 +292,8 @@ def test_the_committed_release_fits_a_phone_and_a_laptop(
         for width in WIDTHS:
             _fits(page, width, "release")
             sweep = page.locator('#pooled-placement tr[data-figure="sweep"]')
-            if sweep.count():
+            if sweep.count():  # the figures' table is folded: open it to look at the row
+                page.evaluate("document.getElementById('pooled-placement-figures').open = true")
                 sweep.screenshot(path=str(ARTIFACTS / f"release-{width}-placement-sweep.png"))
             page.locator("#demand-fetch-ceiling").screenshot(
                 path=str(ARTIFACTS / f"release-{width}-demand-fetch-ceiling.png"))
@@ -569,8 +570,8 @@ def test_a_figure_opened_is_at_most_two_screens(browser_context: Any, committed:
     page, _, _ = _open(browser_context, committed.as_uri())
     try:
         page.set_viewport_size({"width": 1280, "height": SCREEN})
-        page.evaluate("document.querySelectorAll('details.table-fold:not(.nested)')"
-                      ".forEach(d => { d.open = true; })")
+        page.evaluate("document.querySelectorAll('details.figures-fold, "
+                      "details.table-fold:not(.nested)').forEach(d => { d.open = true; })")
         page.wait_for_timeout(150)
         rows = page.eval_on_selector_all(
             "tr[data-figure]", "els => els.map(r => [r.closest('section').id, r.dataset.figure, "

@@ -292,7 +292,7 @@ def test_a_long_nested_value_is_folded_on_its_own(tmp_path: Path) -> None:
     row = re.search(r'<tr data-figure="routing">.*?<td class="evidence"', html, re.S).group(0)
     assert row.count('<details class="fold table-fold nested">') == 3
     assert "<summary>30 rows × 3 columns: show the table</summary>" in row
-    assert '<dt>short</dt> <dd>{&#34;x&#34;: 1}</dd>' in row
+    assert '<dt>Short</dt> <dd>{&#34;x&#34;: 1}</dd>' in row  # keys shown as labels
 
 
 def test_plots_too_wide_for_half_a_row_span_it() -> None:

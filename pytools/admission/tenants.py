@@ -29,6 +29,7 @@ from pathlib import Path
 
 from pytools.files import atomic_write_text
 
+from .display import shown
 from .salt import MIN_SECRET_BYTES
 
 SECRET_ENV = "PYTOOLS_ADMISSION_SECRET"
@@ -118,7 +119,8 @@ def add_tenant(path: Path, tenant_id: str) -> str:
     The key is returned once and never stored; the file is replaced atomically.
     """
     if not _TENANT_ID.match(tenant_id):
-        raise ConfigError(f"invalid tenant id {tenant_id!r} (letters, digits, . _ -; max 64)")
+        raise ConfigError(f"invalid tenant id {shown(tenant_id, 80)} (letters, digits, . _ -; "
+                          "max 64)")
     path = Path(path)
     entries: list[dict[str, str]] = []
     if path.exists() or path.is_symlink():

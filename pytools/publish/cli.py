@@ -27,6 +27,7 @@ from pytools.paths import project_root
 from .attest import ENVELOPE_NAME
 from .codes import ANCHOR_CODES, code_of, is_red
 from .manifest import DEFAULT_MANIFEST, VerifyError
+from .screen import printable
 from .verify import ManifestCheck, Verdict, anchor_options, bundled_keys, run_verify
 
 if TYPE_CHECKING:
@@ -128,22 +129,28 @@ def certify(check: bool, lean: str | None, jobs: int | None, sign_key: Path | No
 # --------------------------------------------------------------------------- verify
 
 
+def _say(line: str, err: bool = False) -> None:
+    """Print one line of verify's text output, every character from a file or a path that
+    could act on the terminal shown escaped (:func:`.screen.printable`)."""
+    click.echo(printable(line), err=err)
+
+
 def _print_anchor(manifest: ManifestCheck) -> None:
     assert manifest.anchor is not None  # a usable manifest has its anchor checked
-    click.echo(f"manifest {manifest.path}  SHA-256 {manifest.sha256}")
-    click.echo(f"  anchor: {manifest.anchor.summary}")
+    _say(f"manifest {manifest.path}  SHA-256 {manifest.sha256}")
+    _say(f"  anchor: {manifest.anchor.summary}")
     for reason in manifest.anchor.reasons:
-        click.echo(f"  - {reason}")
+        _say(f"  - {reason}")
 
 
 def _print_verdict(verdict: Verdict) -> None:
     label = "GREEN" if verdict.green else "RED"
     what = verdict.kind + (f" {verdict.result}" if verdict.result else "")
-    click.echo(f"{label}  {verdict.path}  ({what})")
+    _say(f"{label}  {verdict.path}  ({what})")
     for reason in verdict.reasons:
         # The anchor is printed once, above every verdict; a red one is also the reason here.
         if code_of(reason) not in ANCHOR_CODES or is_red([reason]):
-            click.echo(f"  - {reason}")
+            _say(f"  - {reason}")
 
 
 @click.command()
@@ -185,7 +192,7 @@ def verify(files: tuple[Path, ...], manifest_path: Path | None, pin: str | None,
             click.echo(json.dumps({"manifest": {"path": str(path)}, "error": str(exc),
                                    "verdicts": [], "green": False}, indent=2))
         else:
-            click.echo(f"error: {exc}", err=True)
+            _say(f"error: {exc}", err=True)
         sys.exit(2)
     report = run_verify(list(files), path, options, signature)
     status = report.status
@@ -196,13 +203,13 @@ def verify(files: tuple[Path, ...], manifest_path: Path | None, pin: str | None,
                            "that travels with the bundle proves nothing — use one you "
                            "obtained out of band" for k in inside]
         for line in out["warnings"]:
-            click.echo(f"warning: {line}", err=True)
+            _say(f"warning: {line}", err=True)
     rebuilt: dict[str, Any] | None = None
     if rebuild and report.manifest.error is None:
         from .rebuild import rebuild_report
 
         rebuilt = rebuild_report(path, project_root(), lean,
-                                 say=lambda line: click.echo(line, err=True))
+                                 say=lambda line: _say(line, err=True))
         out["rebuild"] = rebuilt
         if not rebuilt["green"]:
             status = max(status, 1)
@@ -211,21 +218,22 @@ def verify(files: tuple[Path, ...], manifest_path: Path | None, pin: str | None,
         click.echo(json.dumps(out, indent=2, ensure_ascii=False))
         sys.exit(status)
     if report.manifest.error is not None:
-        click.echo(f"error: {report.manifest.error}", err=True)
+        _say(f"error: {report.manifest.error}", err=True)
         sys.exit(2)
     _print_anchor(report.manifest)
     for verdict in report.verdicts:
         if verdict.error is not None:
-            click.echo(f"error: {verdict.error}", err=True)
+            _say(f"error: {verdict.error}", err=True)
         else:
             _print_verdict(verdict)
     for line in report.trust.get("lines", []):
-        click.echo(line)
+        _say(line)
     if rebuilt is not None:
-        click.echo(f"{'GREEN' if rebuilt['green'] else 'RED'}  rebuild  "
-                   f"({len(rebuilt['compared'])} files compared)")
+        _say(f"{'GREEN' if rebuilt['green'] else 'RED'}  rebuild  "
+             f"({len(rebuilt['compared'])} files compared)")
         for line in rebuilt["problems"] + rebuilt["notes"]:
-            click.echo(f"  - {line}")
+            _say(f"  - {line}")
+    _say(report.summary(None if rebuilt is None else bool(rebuilt["green"])))
     sys.exit(status)
 
 
@@ -274,6 +282,8 @@ def keygen(private: Path, public: Path) -> None:
 def site(out: Path | None, force: bool, manifest_path: Path | None, root: Path | None,
          recompute: bool, keys: tuple[Path, ...]) -> None:
     """Build the static product page with its offline verifier."""
+    from pytools.traces.progress import progress_line
+
     from .keys import KeyFileError, load_trusted_keys
     from .site.page import build_site, registry_recompute
     from .site.release import SiteError
@@ -281,9 +291,13 @@ def site(out: Path | None, force: bool, manifest_path: Path | None, root: Path |
     root = (root or project_root()).resolve()
     try:
         publisher = load_trusted_keys(list(keys)) if keys else None
-        index = build_site(root, out or root / "site", manifest_path,
-                           recompute=registry_recompute if recompute else None,
-                           publisher_keys=publisher, force=force)
+        warnings: list[str] = []  # said once the progress line is closed
+        with progress_line("site: recomputing every figure" if recompute else "site"):
+            index = build_site(root, out or root / "site", manifest_path,
+                               recompute=registry_recompute if recompute else None,
+                               publisher_keys=publisher, force=force, warn=warnings.append)
+        for line in warnings:
+            click.echo(f"warning: {line}", err=True)
     except (SiteError, KeyFileError) as exc:
         hint = ""
         if "MANIFEST.json: no such file" in str(exc):

@@ -3,6 +3,7 @@ unique, indexed by file hash and by theorem."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from dataclasses import dataclass, field
@@ -125,10 +126,23 @@ def manifest_from_bytes(
     )
 
 
+def missing(path: Path) -> str:
+    """Why ``path``, which does not exist as far as ``Path.exists`` says, cannot be opened: no
+    such file, a symlink loop, or a symlink whose target is missing."""
+    if not os.path.islink(path):
+        return "no such file"
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symlink loop"
+    return "a symlink whose target does not exist"
+
+
 def read_limited(path: Path, what: str) -> bytes:
     """The bytes of a file no larger than :data:`MAX_BYTES`; :class:`VerifyError` otherwise."""
     if not path.exists():
-        raise VerifyError(f"{what} {path}: no such file")
+        raise VerifyError(f"{what} {path}: {missing(path)}")
     if not path.is_file():
         raise VerifyError(f"{what} {path}: not a file")
     try:

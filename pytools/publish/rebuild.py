@@ -26,21 +26,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pytools.paths import sha256_file, shared_dir
+from pytools.paths import input_path, sha256_file
 
 from . import certify, provenance
 from .bundle import ENVELOPE, README
 from .compare import compare_modulo_oleans
 from .manifest import VerifyError, bundle_root, load_manifest
-
-#: Recorded input paths under this prefix name the shared-data folder beside the repository.
-SHARED_PREFIX = "../shared/"
-
-
-def _input_path(root: Path, rel: str) -> Path:
-    if rel.startswith(SHARED_PREFIX):
-        return shared_dir(root) / rel[len(SHARED_PREFIX):]
-    return root / rel
 
 
 def _certificates(manifest_path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -88,7 +79,7 @@ def source_problems(root: Path, certs: list[tuple[str, dict[str, Any]]]) -> list
             if not path or path in seen:
                 continue
             seen.add(path)
-            target = _input_path(root, path)
+            target = input_path(root, path)
             if not target.is_file():
                 problems.append(f"{path}: recorded in {rel} but not here")
             elif sha256_file(target) != entry.get("sha256"):

@@ -62,7 +62,10 @@ def parse_json(data: bytes) -> Any:
     try:
         obj = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        # the decoder's messages may end in "at" already ("Unterminated string starting at")
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise ValueError(f"{exc.msg} {where}" if exc.msg.endswith(" at")
+                         else f"{exc.msg} at {where}") from None
     except RecursionError:
         raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
     depth = json_depth(obj)

@@ -43,6 +43,7 @@ from .manifest import (
     bundle_root,
     load_manifest,
     manifest_problems,
+    missing,
     read_limited,
 )
 from .strictjson import MAX_BYTES, MAX_DEPTH, json_depth, parse_json
@@ -235,10 +236,7 @@ def verify_bytes(
     version = obj.get("schema_version")
     supported = version in SUPPORTED_SCHEMA_VERSIONS
     if not supported:
-        reasons.append(
-            f"unsupported-schema-version: {json.dumps(version, ensure_ascii=False)} "
-            f"(this verifier knows {', '.join(SUPPORTED_SCHEMA_VERSIONS)})"
-        )
+        reasons.append(f"unsupported-schema-version: {_version_said(version)}")
     elif kind == "certificate":
         reasons += _schema_reasons(schemas.certificate_errors(obj))
     else:
@@ -260,6 +258,19 @@ def verify_bytes(
     return _verdict(reasons, name, sha, kind, result)
 
 
+def _version_said(version: Any) -> str:
+    """What is wrong with a ``schema_version`` this verifier does not know: its JSON text, and
+    its JSON type when that is not a string (``2`` is not ``"2"``)."""
+    text = json.dumps(version, ensure_ascii=False)
+    if version is not None and not isinstance(version, str):
+        kind = ("boolean" if isinstance(version, bool) else "number"
+                if isinstance(version, (int, float)) else "array"
+                if isinstance(version, list) else "object")
+        text += f" is a {kind}, not a string"
+    known = ", ".join(json.dumps(v) for v in SUPPORTED_SCHEMA_VERSIONS)
+    return f"{text} (this verifier knows {known})"
+
+
 def _type_name(obj: Any) -> str:
     return {list: "list", str: "str", int: "int", float: "float", bool: "bool"}.get(
         type(obj), "NoneType"
@@ -275,7 +286,7 @@ def verify_file(
     """The verdict on one file. :class:`VerifyError` if it is not a readable file."""
     p = Path(path)
     if not p.exists():
-        raise VerifyError(f"{p}: no such file")
+        raise VerifyError(f"{p}: {missing(p)}")
     if not p.is_file():
         raise VerifyError(f"{p}: not a file")
     try:
@@ -371,6 +382,27 @@ class VerifyReport:
     def green(self) -> bool:
         """Every input green under a usable manifest."""
         return self.status == 0
+
+    def summary(self, rebuilt: bool | None = None) -> str:
+        """The closing line of ``verify``'s text output: how many inputs are green and red
+        (an unreadable one counts red), what anchors the manifest, and the rebuild's outcome
+        when one ran (``rebuilt``): "19 green, 0 red; manifest pinned"."""
+        green = sum(v.green for v in self.verdicts)
+        counts = f"{green} green, {len(self.verdicts) - green} red"
+        anchor = self.manifest.anchor
+        if anchor is None:
+            held = f"manifest unusable: {self.manifest.error}"
+        elif anchor.red:
+            held = "manifest anchor failed"
+        else:
+            codes = set(anchor.codes)
+            parts = (["pinned"] if "manifest-pinned" in codes else []) + (
+                [f"signed by {anchor.signer}"] if "manifest-signed" in codes else [])
+            held = ("manifest " + " and ".join(parts) if parts
+                    else "manifest not pinned: integrity only")
+        if rebuilt is not None:
+            held += "; rebuild " + ("matched" if rebuilt else "differs")
+        return f"{counts}; {held}"
 
     def as_json(self) -> dict[str, Any]:
         """The report of ``pytools verify --json``, in its key order."""

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import click
 
+from pytools.traces.progress import progress_line
+
 from .generated import GenerationError
 from .registry import published_results
 from .spec import GeneratedFile
@@ -35,7 +37,11 @@ def regenerate_files(files: Sequence[GeneratedFile], root: Path, check: bool) ->
     under ``root``, saying what happened to each; a stale file under ``check``, or a file
     that cannot be generated, exits with status 1."""
     if check:
-        problems = [p for g in files for p in g.check(root)]
+        problems = []
+        with progress_line("regenerate --check") as step:
+            for i, g in enumerate(files, 1):
+                step(f"regenerate --check: {g.path} ({i} of {len(files)})")
+                problems += g.check(root)
         for problem in problems:
             click.echo(problem, err=True)
         if problems:

@@ -57,6 +57,9 @@ class ResultSpec:
     #: The committed files generated from the result's inputs, in the order they are
     #: regenerated (a later one may read an earlier one); ``pytools regenerate`` writes them.
     generated: tuple[GeneratedFile, ...] = ()
+    #: For an input path, the only figures computed from it (the page badges just those when
+    #: the file is absent where it is built); an input not named here is read by every figure.
+    input_figures: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def no_evidence(root: Path) -> Evidence:

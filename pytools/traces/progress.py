@@ -1,12 +1,14 @@
-"""A progress bar on stderr for commands that read a trace or run a sweep: drawn by click over
-the bytes of the file read so far (or the steps done), only on a terminal, only without
-``--quiet``, and only once a couple of seconds have passed (short runs stay silent)."""
+"""Progress on stderr, only on a terminal and only once a couple of seconds have passed (short
+runs stay silent): a bar for commands that read a trace or run a sweep, drawn by click over the
+bytes of the file read so far (or the steps done), off with ``--quiet``; a line with the time
+spent for a step with no count to show (a re-check of committed evidence, a build)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -70,3 +72,62 @@ def delayed_bar(total: int, label: str, quiet: bool, stream: TextIO | None = Non
         bar = state["bar"]
         if bar is not None:
             bar.__exit__(None, None, None)  # type: ignore[attr-defined]
+
+
+#: Seconds between two redraws of a progress line.
+PROGRESS_TICK_S = 1.0
+
+
+@contextlib.contextmanager
+def progress_line(label: str, stream: TextIO | None = None, delay: float | None = None,
+                  tick: float | None = None,
+                  clock: Callable[[], float] = time.monotonic) -> Iterator[Callable[[str], None]]:
+    """A progress line on stderr for a step with no count to show (a re-check, a build): once
+    ``delay`` seconds have passed, ``label …  N s`` redrawn every ``tick`` seconds, closed by
+    ``label … done in N.N s``; nothing when stderr is not a terminal or the step ends sooner.
+    Yields a callable that renames the step (``label``) as it moves on. ``delay`` and
+    ``tick`` default to :data:`PROGRESS_DELAY_S` and :data:`PROGRESS_TICK_S`."""
+    out = stream if stream is not None else sys.stderr
+    delay = PROGRESS_DELAY_S if delay is None else delay
+    tick = PROGRESS_TICK_S if tick is None else tick
+    if not out.isatty():
+        yield lambda _label: None
+        return
+    started = clock()
+    state = {"label": label, "shown": False}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def draw(final: str | None = None) -> None:
+        with lock:
+            elapsed = clock() - started
+            text = final if final is not None else f"{int(elapsed)} s"
+            out.write(f"\r\x1b[K{state['label']} …  {text}")
+            if final is not None:
+                out.write("\n")
+            out.flush()
+            state["shown"] = True
+
+    def ticker() -> None:
+        if stop.wait(delay):
+            return
+        while True:
+            draw()
+            if stop.wait(tick):
+                return
+
+    def rename(new: str) -> None:
+        with lock:
+            state["label"] = new
+
+    thread = threading.Thread(target=ticker, name="progress-line", daemon=True)
+    thread.start()
+    outcome = "stopped after"
+    try:
+        yield rename
+        outcome = "done in"
+    finally:
+        stop.set()
+        thread.join()
+        if state["shown"]:
+            draw(f"{outcome} {clock() - started:.1f} s")

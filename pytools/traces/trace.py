@@ -338,7 +338,9 @@ def _parse_line(path: Path, lineno: int, line: str) -> list[int]:
     try:
         obj = json.loads(line, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
-        raise TraceError(f"{where}: malformed JSON: {exc.msg} (column {exc.colno})") from None
+        said = (f"{exc.msg} column {exc.colno}" if exc.msg.endswith(" at")
+                else f"{exc.msg} (column {exc.colno})")
+        raise TraceError(f"{where}: malformed JSON: {said}") from None
     except _DuplicateKey as exc:
         raise TraceError(f"{where}: duplicate key {exc.args[0]!r} (a key may appear only once "
                          "in an object)") from None

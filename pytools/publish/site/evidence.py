@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytools.paths import sha256_file
+from pytools.paths import input_path, sha256_file
 from pytools.publish.verify import Verdict
 
 #: A certificate (or its data) older than this many days is ``stale``.
@@ -238,7 +238,15 @@ def _rule_verified(ctx: FigureContext) -> str | None:
 
 
 def obtained(ctx: FigureContext) -> str:
-    """How the page knows the figure: recomputed here, or only the inputs' hashes matched."""
+    """How the page knows the figure: recomputed here, or only the inputs' hashes matched
+    (an input not re-checked here is named as such, never as matched)."""
+    absent = [f"{c.path} " + ("not present here" if c.status == "missing" else c.status)
+              for c in ctx.inputs if c.status != "verified"]
+    if absent:
+        matched = [c.path for c in ctx.inputs if c.status == "verified"]
+        return ((f"hash of {', '.join(matched)} matched; " if matched else "") +
+                f"{', '.join(absent)}, so not re-checked; value from the verified "
+                "certificate, not recomputed here")
     names = ", ".join(c.path for c in ctx.inputs) or "no input file"
     if isinstance(ctx.recomputed, RecomputeFailed):
         return (f"hash of {names} matched; not recomputed here ({ctx.recomputed.error}); "
@@ -360,7 +368,7 @@ def check_inputs(cert: dict[str, Any], root: Path) -> tuple[InputCheck, ...]:
         if rel.startswith("/") or Path(rel).is_absolute():
             out.append(InputCheck(rel, sha, "unsafe-path", False, licence))
             continue
-        target = (root / rel).resolve()
+        target = input_path(root, rel).resolve()
         inside = target.is_relative_to(resolved_root)
         if not target.is_file():
             out.append(InputCheck(rel, sha, "missing", inside, licence))

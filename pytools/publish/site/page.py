@@ -28,20 +28,30 @@ import base64
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
 
 from pytools.publish.codes import table_for_page
+from pytools.publish.headlines import HeadlineError, headline
 from pytools.publish.keys import TrustedKey
 
 from .display import FOLD_ROWS, LONG_LIMITS
 from .evidence import CHECK_LABELS, RULES, STALE_DAYS
 from .placement import check_out, place_site
-from .release import Recompute, Release, Sample, SiteError, build_samples, load_release
+from .release import (
+    Recompute,
+    Release,
+    ResultView,
+    Sample,
+    SiteError,
+    build_samples,
+    load_release,
+)
 
 #: Files of the page template (package data, ``pytools/publish/site/templates``).
 TEMPLATE = "index.html.j2"
@@ -73,6 +83,42 @@ def sentence_case(text: str) -> str:
     """A heading as it reads inside a sentence: ``Pooled placement`` is ``pooled placement``;
     an acronym (``KV cache``) keeps its capitals."""
     return text[:1].lower() + text[1:] if text[1:2].islower() else text
+
+
+#: Words of a figure's name written in capitals in its label.
+_ACRONYMS = frozenset({"lru", "opt", "cp", "sat", "kv", "id", "ids", "sha256", "csv", "svg",
+                       "api", "ttl", "vllm", "sglang", "lmcache"})
+
+
+def human_label(name: str) -> str:
+    """A figure's or a column's key as a label: ``per_instance_hit_rate`` is ``Per instance
+    hit rate``, ``lru_percent`` is ``LRU percent`` (the key itself is shown beside it)."""
+    words = [w.upper() if w.lower() in _ACRONYMS else w for w in name.split("_") if w]
+    text = " ".join(words)
+    return text[:1].upper() + text[1:]
+
+
+def finding(result: ResultView) -> str | None:
+    """The result's finding in one sentence, computed from its certificate by the headline
+    that README's summary uses (:mod:`pytools.publish.headlines`): None without a verified
+    certificate, or a result without a headline."""
+    if result.cert is None or result.verdict is None or not result.verdict.green:
+        return None
+    try:
+        said = headline(result.cert)
+    except HeadlineError as exc:
+        return f"no finding: {exc}"
+    return None if said is None else said[:1].upper() + said[1:] + "."
+
+
+def inline_code(text: str) -> Markup:
+    """``text`` escaped for HTML, its backquoted parts (a statement, a theorem's name) set
+    as code."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unmatched backquote: shown as it is
+        return Markup(escape(text))
+    return Markup("").join(Markup("<code>{}</code>").format(p) if i % 2 else escape(p)
+                           for i, p in enumerate(parts))
 
 
 def verifier_script(table: Sequence[Mapping[str, Any]] | None = None) -> str:
@@ -146,7 +192,9 @@ def render_page(release: Release, generated: str,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
-    env.filters.update(sentence_case=sentence_case, count_words=count_words)
+    env.filters.update(sentence_case=sentence_case, count_words=count_words,
+                       human_label=human_label, inline_code=inline_code)
+    env.globals.update(finding=finding)
     state_counts: dict[str, int] = {}
     for result in release.results:
         for row in result.figures:
@@ -211,12 +259,17 @@ def build_site(
     recompute: Recompute | None = None,
     publisher_keys: dict[str, TrustedKey] | None = None,
     force: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> Path:
     """Build the site into ``out`` by the rule of :mod:`.placement` (a new or empty folder,
-    or with ``force`` an earlier site of this tool); return index.html."""
+    or with ``force`` an earlier site of this tool); return index.html. ``warn`` receives a
+    line per input file not present here (:meth:`.release.Release.missing_inputs`)."""
     check_out(out, force, root)  # before the (possibly long) build: fail early
     now = now or dt.datetime.now(dt.UTC)
     release = load_release(root, manifest_path, now, recompute=recompute)
+    for line in release.missing_inputs():
+        if warn is not None:
+            warn(line)
     html = render_page(release, now.strftime("%Y-%m-%d %H:%M UTC"), publisher_keys)
     files = {"index.html": html.encode("utf-8")}
     for published in release.files:

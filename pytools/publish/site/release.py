@@ -14,6 +14,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from pytools.paths import input_path
 from pytools.publish.anchor import AnchorOptions, check_anchor
 from pytools.publish.attest import ENVELOPE_NAME
 from pytools.publish.canonical import canonical_bytes, sha256_bytes, with_body_hash
@@ -222,6 +223,21 @@ class Release:
     schemas: SchemaSet = field(default_factory=package_schemas, repr=False)
     recomputed: bool = False
 
+    def missing_inputs(self) -> list[str]:
+        """One line per input file not present where the page was built: where it was
+        looked for, and how many figures of which results it leaves unchecked."""
+        lines = []
+        checks = {c.path: c for r in self.results for c in r.inputs if c.status == "missing"}
+        for path in sorted(checks):
+            hit = {r.id: sum(row.state == "no-data-available" and path in row.detail
+                             for row in r.figures) for r in self.results
+                   if any(c.path == path for c in r.inputs)}
+            figures = sum(hit.values())
+            lines.append(f"{path}: not present here (looked for "
+                         f"{input_path(self.root, path)}); {figures} figure(s) of "
+                         f"{', '.join(sorted(hit))} badged no-data-available")
+        return lines
+
 
 def _manifest_rel(path: Path, root: Path) -> str:
     """Where the manifest goes in the site: its place in the project, else the default."""
@@ -240,6 +256,14 @@ def _recomputed(recompute: Recompute | None, rid: str, root: Path) -> Any:
         return RecomputeFailed(f"{type(exc).__name__}: {exc}"[:200])
 
 
+def registry_input_figures() -> dict[str, dict[str, tuple[str, ...]]]:
+    """Per published result, the figures each of its inputs is read by, as the result's spec
+    declares them (:attr:`pytools.results.spec.ResultSpec.input_figures`)."""
+    from pytools.results.registry import published_results
+
+    return {spec.id: dict(spec.input_figures) for spec in published_results()}
+
+
 def figure_rows(
     cert: dict[str, Any],
     verdict: Verdict,
@@ -248,10 +272,13 @@ def figure_rows(
     now: dt.datetime,
     schema: dict[str, Any] | None = None,
     recomputed: Any = None,
+    input_figures: Mapping[str, tuple[str, ...]] | None = None,
 ) -> tuple[FigureRow, ...]:
     """One row per figure of a certificate, each with its evidence state, what it is and how
     the page knows it (``recomputed``: the figures recomputed here, a RecomputeFailed, or
-    None when not recomputed)."""
+    None when not recomputed). A figure depends on the input its ``input`` names, else on
+    every input that ``input_figures`` does not restrict to other figures."""
+    uses = input_figures or {}
     figures = cert.get("figures")
     if not isinstance(figures, dict) or not figures:
         age = age_days(cert, None, mtime, now)
@@ -262,7 +289,7 @@ def figure_rows(
     rows = []
     for name in sorted(figures):
         raw = figures[name]
-        depends = inputs
+        depends = tuple(c for c in inputs if c.path not in uses or name in uses[c.path])
         if isinstance(raw, dict) and isinstance(raw.get("input"), str):
             depends = tuple(c for c in inputs if c.path == raw["input"])
         if recomputed is None:
@@ -337,9 +364,14 @@ def load_release(
     product: Sequence[tuple[str, str]] = PRODUCT_RESULTS,
     recompute: Recompute | None = None,
     schemas: SchemaSet | None = None,
+    input_figures: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
 ) -> Release:
-    """Load the manifest and every file it lists, re-hash them, verify and assign states."""
+    """Load the manifest and every file it lists, re-hash them, verify and assign states.
+    ``input_figures``: per result, the figures each input is read by (default: as the
+    results' specs declare, :func:`registry_input_figures`)."""
     now = now or dt.datetime.now(dt.UTC)
+    if input_figures is None:
+        input_figures = registry_input_figures()
     schemas = schemas or package_schemas()
     manifest_path = manifest_path or root / DEFAULT_MANIFEST
     try:
@@ -381,7 +413,7 @@ def load_release(
         fname = schemas.figures_schema(rid)
         schema = dict(schemas.get(fname)) if fname else None
         rows = figure_rows(cert, verdict, inputs, mtime, now, schema,
-                           _recomputed(recompute, rid, root))
+                           _recomputed(recompute, rid, root), input_figures.get(rid))
         heading = headings.get(rid) or str(cert.get("title") or rid)
         plots, tables = _plots(cert, files)
         theorems = _theorems(cert)

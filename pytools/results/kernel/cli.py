@@ -8,6 +8,7 @@ import json
 import click
 
 from pytools.paths import project_root
+from pytools.traces.progress import progress_line
 
 from .model import KernelRefError
 
@@ -44,7 +45,8 @@ def summary_cmd() -> None:
     from .result import evidence
 
     try:
-        ev = evidence(project_root())
+        with progress_line("kernel summary: playing the workflows"):
+            ev = evidence(project_root())
     except KernelRefError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(json.dumps(ev.figures, indent=2, sort_keys=True))

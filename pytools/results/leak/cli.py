@@ -28,6 +28,7 @@ from typing import Any, NoReturn
 import click
 
 from pytools.results.command import result_group
+from pytools.traces.progress import progress_line
 
 from .engines import ENGINE_NAMES, EngineUnavailable, load_engine
 from .evidence import (
@@ -90,7 +91,8 @@ def show_cmd(root: Path) -> None:
     from .result import rechecked_evidence
 
     try:
-        checked = rechecked_evidence(root)
+        with progress_line("leak: re-checking the committed evidence"):
+            checked = rechecked_evidence(root)
     except EvidenceError as exc:
         raise click.ClickException(str(exc)) from None
     figures = checked.evidence.figures
@@ -251,7 +253,8 @@ def check_cmd(root: Path, engine: tuple[str, ...]) -> None:
     for name in engine or CERTIFIED_ENGINES:
         path = evidence_path(root, name)
         try:
-            problems = recheck(load_evidence(path, name))
+            with progress_line(f"leak check: re-checking {path.name}"):
+                problems = recheck(load_evidence(path, name))
         except EvidenceError as exc:
             problems = [str(exc)]
         for p in problems:
@@ -312,7 +315,8 @@ def evidence_cmd(root: Path) -> None:
     from .result import evidence
 
     try:
-        ev = evidence(root)
+        with progress_line("leak evidence: re-checking the committed evidence"):
+            ev = evidence(root)
     except EvidenceError as exc:
         raise click.ClickException(str(exc)) from None
     doc = {"figures": ev.figures, "inputs": [{"path": i.path, "sha256": i.sha256}

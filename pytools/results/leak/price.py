@@ -104,7 +104,10 @@ def conversations(trace: TraceRead, source: str | None = None) -> Conversations:
     name = source or trace.name
     if not trace.requests:
         raise PriceError(f"{name}: no requests")
-    system = trace.requests[0][0] if trace.requests[0] else None
+    if not trace.requests[0]:
+        raise PriceError(f"{name}:1: the first request has no hash_ids, so there is no shared "
+                         "system block for the tenant rule (every request starts with it)")
+    system = trace.requests[0][0]
     index: dict[int, int] = {}
     conv: list[int] = []
     for line, ids in enumerate(trace.requests, start=1):

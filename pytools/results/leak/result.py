@@ -417,4 +417,5 @@ SPEC = ResultSpec(
     evidence=evidence,
     artifacts=artifacts,
     generated=(PARTITION_CASES_FILE,),
+    input_figures={TRACE_INPUT_PATH: ("price_of_isolation",)},  # see :func:`evidence`
 )

@@ -14,7 +14,7 @@ import click
 from pytools.files import check_can_write
 from pytools.paths import mooncake_trace, sha256_file
 from pytools.results.command import result_group
-from pytools.traces.progress import delayed_bar
+from pytools.traces.progress import delayed_bar, progress_line
 from pytools.traces.trace import TRACE_INPUT_PATH, TraceError, Window
 
 from .instance import INSTANCE_PATH, PlacementError, load_instance
@@ -191,7 +191,8 @@ def windows_cmd(root: Path, trace_path: Path | None, out: Path | None, time_limi
 def evidence_cmd(root: Path) -> None:
     """Print the evidence (figures and inputs) of the result as JSON."""
     try:
-        ev = evidence(root)
+        with progress_line("placement evidence: solving and re-checking"):
+            ev = evidence(root)
     except PlacementError as exc:
         raise click.ClickException(str(exc)) from None
     doc = {"figures": ev.figures,

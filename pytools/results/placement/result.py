@@ -35,6 +35,7 @@ from typing import Any
 from pytools.paths import sha256_file
 from pytools.results.generated import Generated, regenerate_command
 from pytools.results.spec import Evidence, InputFile, ResultSpec, svg_and_csv
+from pytools.traces.trace import TRACE_INPUT_PATH
 
 from .instance import (
     INSTANCE_PARAMS,
@@ -249,4 +250,7 @@ SPEC = ResultSpec(
     evidence=evidence,
     generated=(INSTANCE_FILE, FARTHEST_FILE),
     artifacts=artifacts,
+    # the instance's figures come from instance.json alone (see :func:`evidence`)
+    input_figures={TRACE_INPUT_PATH: ("routing", "optimum_windows"),
+                   WINDOWS_PATH.as_posix(): ("optimum_windows",)},
 )

@@ -210,11 +210,26 @@ PLOT_RC = {"svg.hashsalt": "kvcache-placement-routing", "svg.fonttype": "path",
 
 
 def routing_svg(sw: RoutingSweep, label: str) -> bytes:
-    """The plot, byte-deterministic (fixed hash salt, no date): left, hit rate against hosts
-    at :data:`PLOT_CAPACITY` blocks of total memory; right, hit rate against total capacity at
-    the largest host count; pooled caches and the ceiling on both."""
+    """The plot (:func:`routing_figure`), byte-deterministic (fixed hash salt, no date)."""
+    import matplotlib
+
+    with matplotlib.rc_context(PLOT_RC):
+        fig = routing_figure(sw, label)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None,
+                                                 "Title": Path(label).name, "Source": label})
+    return buf.getvalue()
+
+
+def routing_figure(sw: RoutingSweep, label: str) -> Any:
+    """The plot's figure: left, hit rate against hosts at :data:`PLOT_CAPACITY` blocks of
+    total memory; right, hit rate against total capacity at the largest host count; pooled
+    caches and the ceiling on both. Capacity labels that would print over one another are
+    left out (:func:`~pytools.results.ticks.thin_x_tick_labels`)."""
     import matplotlib
     from matplotlib.figure import Figure
+
+    from pytools.results.ticks import thin_x_tick_labels
 
     refs = sw.references
     routings = sorted({r.routing for r in sw.runs}, key=_routing_order)
@@ -262,10 +277,8 @@ def routing_svg(sw: RoutingSweep, label: str) -> bytes:
                      "caches at equal total memory", fontsize=9)
         fig.text(0.01, 0.01, f"source: {label}   sha256 {sw.sha256}", fontsize=5.5,
                  color="dimgrey")
-        buf = io.BytesIO()
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None,
-                                                 "Title": Path(label).name, "Source": label})
-    return buf.getvalue()
+        thin_x_tick_labels(fig, right)
+    return fig
 
 
 def table_text(sw: RoutingSweep) -> str:

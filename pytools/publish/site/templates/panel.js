@@ -100,7 +100,8 @@
       if (files[k].role !== "file") continue;
       out.push({ index: k, verdict: files[k].error !== undefined
         ? PCV.unreadable(files[k].name, files[k].error, anchor)
-        : await PCV.verifyBytes(files[k].bytes, manifest, schemas, files[k].name, anchor) });
+        : await PCV.verifyBytes(files[k].bytes, manifest, schemas, files[k].name, anchor,
+          files[k].size) });
     }
     return { manifest: manifest, anchor: anchor, verdicts: out };
   }
@@ -129,19 +130,36 @@
       var result = await verifySet(files, options);
       if (mine !== seq) return;
       if (!result.verdicts.length) { showError("(no file to check)", "only a manifest or a signature was given"); return; }
-      var first = result.verdicts[0].verdict;
-      show(first.green ? "green" : "red", files[result.verdicts[0].index].name, first, anchorLine(result));
-      result.verdicts.slice(1).forEach(function (item) {
-        var li = document.createElement("li");
-        li.className = "more " + (item.verdict.green ? "green" : "red");
-        li.setAttribute("data-codes", item.verdict.codes.join(" "));
-        li.textContent = (item.verdict.green ? "GREEN " : "RED ") + files[item.index].name + ": " + item.verdict.codes.join(", ");
-        more.appendChild(li);
-      });
+      if (result.verdicts.length === 1) {
+        var only = result.verdicts[0].verdict;
+        show(only.green ? "green" : "red", files[result.verdicts[0].index].name, only, anchorLine(result));
+      } else {
+        showOverall(files, result);
+      }
       showTrust(files, result.verdicts);
     } catch (e) {
       if (mine === seq) showError(subjects.length ? subjects[0].name : "(input)", String(e && e.message ? e.message : e));
     }
+  }
+
+  /* Several files: one verdict over them all (red if any file is red, as the command line's
+   * exit status 1), the first red file's reasons in the box, and every file listed below it. */
+  function showOverall(files, result) {
+    var reds = result.verdicts.filter(function (item) { return !item.verdict.green; });
+    var lead = reds.length ? reds[0] : null;
+    var count = result.verdicts.length;
+    show(lead ? "red" : "green", count + " files: " + (count - reds.length) + " green, " +
+      reds.length + " red" + (lead ? "; first red: " + files[lead.index].name : ""),
+      lead ? lead.verdict : null, anchorLine(result));
+    result.verdicts.forEach(function (item) {
+      var v = item.verdict;
+      var li = document.createElement("li");
+      li.className = "more " + (v.green ? "green" : "red");
+      li.setAttribute("data-codes", v.codes.join(" "));
+      li.textContent = (v.green ? "GREEN " : "RED ") + files[item.index].name + "  (" + v.kind +
+        (v.result ? " " + v.result : "") + ")" + (v.green ? "" : ": " + v.codes.join(", "));
+      more.appendChild(li);
+    });
   }
 
   /* What the first green certificate says it rests on (its trust field), under the verdicts. */
@@ -167,8 +185,8 @@
     var files = [];
     for (var k = 0; k < fileList.length; k++) {
       var f = fileList[k];
-      if (f.size > PCV.MAX_BYTES) {
-        files.push({ name: f.name, bytes: new Uint8Array(PCV.MAX_BYTES + 1) });
+      if (f.size > PCV.MAX_BYTES) { /* not read: its size says enough */
+        files.push({ name: f.name, bytes: new Uint8Array(0), size: f.size });
         continue;
       }
       try {

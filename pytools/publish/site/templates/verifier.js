@@ -769,12 +769,14 @@ var PCV = (function () {
     return verdict(reasons, name || "<file>", "", "unknown");
   }
 
-  /* bytes: Uint8Array; manifest: from loadManifest; anchor: from checkAnchor (or null). */
-  async function verifyBytes(bytes, manifest, schemas, name, anchor) {
+  /* bytes: Uint8Array; manifest: from loadManifest; anchor: from checkAnchor (or null);
+   * size: the file's size when its bytes were not read (a file over the limit). */
+  async function verifyBytes(bytes, manifest, schemas, name, anchor, size) {
     name = name || "<bytes>";
     var reasons = anchor ? anchor.reasons.slice() : [];
-    if (bytes.length > MAX_BYTES) {
-      reasons.push("too-large: " + bytes.length + " bytes (limit " + MAX_BYTES + ")");
+    size = typeof size === "number" ? size : bytes.length;
+    if (size > MAX_BYTES) {
+      reasons.push("too-large: " + size + " bytes (limit " + MAX_BYTES + ")");
       return verdict(reasons, name, "", "unknown");
     }
     var sha = await sha256(bytes);
@@ -828,8 +830,13 @@ var PCV = (function () {
     var version = obj.has("schema_version") ? obj.get("schema_version") : null;
     var supported = SUPPORTED.indexOf(version) >= 0;
     if (!supported) {
+      var vkind = version === null || typeof version === "string" ? null :
+        typeof version === "boolean" ? "boolean" :
+        typeof version === "number" || typeof version === "bigint" ? "number" :
+        Array.isArray(version) ? "array" : "object";
       reasons.push("unsupported-schema-version: " + (version === null ? "null" : dump(version, "")) +
-        " (this verifier knows " + SUPPORTED.join(", ") + ")");
+        (vkind ? " is a " + vkind + ", not a string" : "") + " (this verifier knows " +
+        SUPPORTED.map(function (v) { return dump(v, ""); }).join(", ") + ")");
     } else if (kind === "certificate") {
       reasons = reasons.concat(schemaReasons(certificateErrors(schemas, obj)));
     } else {
