@@ -1,0 +1,537 @@
+"""The committed record of the exact prefix-cache optimum on windows of the shared Mooncake
+trace, re-checked into the certificate's figures without solving anything.
+
+**The model** (prefix semantics of :mod:`pytools.traces.prefix`, counted in blocks). A window
+is the requests on lines ``first_line..last_line`` (1-based, inclusive), replayed alone from an
+empty cache; a request is its ``hash_ids`` (chained: an id names its whole prefix, so each id
+has one predecessor, its *parent*). A run of a cache of ``capacity`` blocks is a sequence of
+states ``S_0 = {}, S_1, ..., S_R`` (``S_t``: the blocks held after request ``t``) with
+
+* ``S_t`` closed under prefixes (a block held, its parent held: a radix tree);
+* ``S_t`` a subset of ``S_{t-1}`` plus request ``t``'s blocks (demand fetch; any block may
+  be evicted, any block of the request declined: bypass allowed);
+* ``|S_t| <= capacity``.
+
+Request ``t`` hits the longest leading run of its blocks held in ``S_{t-1}``; the objective is
+the blocks hit over the window. The *prefix wall capacity* is the least capacity at which every
+block is kept from one of its requests to the next (the most such reuse intervals alive after
+one request); the windows are solved at ``floor(fraction x`` that ``)``, so the capacity binds.
+
+:mod:`.prefix_optima` (``pytools ceiling prefix-optima``) solves the windows with CP-SAT (one
+boolean per reuse interval, prefix closure as implications, the capacity as a running count)
+and records, next to each optimum, the trace authors' simulator (``kvcache-simulator``, its
+``optimal`` heuristic and its LRU) at the same capacity. :func:`check_record` re-checks, from
+the record and the trace alone:
+
+* the trace's SHA-256, and each window's requests (the SHA-256 of their ids, their counts);
+* the capacity rule, and the capacity below both the window's distinct blocks and its prefix
+  wall capacity;
+* status OPTIMAL, bound = objective, one worker, within the recorded limit;
+* the committed solution (which reuse intervals are kept) replayed here into states that are
+  prefix-closed, demand-fetch and within the capacity, whose prefix hits equal the objective;
+* the objective at most the flat optimum of the same window (Belady with bypass on the
+  window's block stream: a prefix cache is a flat demand-fetch cache with bypass), and at
+  least radix LRU (computed here) and both recorded simulator figures: a record claiming more
+  than the flat optimum, or less than a policy achieves, is refused;
+* the simulator's LRU equal to the prefix curve's LRU computed here, where the capacity is at
+  least the window's longest request (where the two are the same cache).
+
+This module runs no solver and no simulator, so certify re-checks the record without either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pytools.paths import mooncake_trace
+from pytools.results.placement.windows_record import TraceRequests, read_requests
+from pytools.traces.bypass import simulate_belady_bypass
+from pytools.traces.prefix import PrefixTrace, prefix_curve_of
+from pytools.traces.trace import ScanSummary, TraceError
+
+#: The committed record, relative to the repository root.
+PREFIX_OPTIMA_PATH = Path("data/ceiling/prefix_optima.json")
+
+#: Format tag of the record.
+RECORD_FORMAT = "pytools-prefix-optima/1"
+
+#: CP-SAT's status when the objective equals the proved bound.
+OPTIMAL = "OPTIMAL"
+
+#: How the record's solves were made, stated in the record and the figures.
+MODEL = ("prefix (radix) cache of unit blocks, from an empty cache: one boolean per reuse "
+         "interval of a block (kept between two consecutive requests that contain it, or "
+         "not); a kept interval of a block implies every kept interval of its parent inside "
+         "it (closure under prefixes); a running count of kept intervals bounded by the "
+         "capacity after every request; hits = kept intervals (under closure a request's "
+         "held blocks are its longest held leading run); demand fetch, bypass allowed")
+
+
+class PrefixOptimaError(ValueError):
+    """A bad prefix-optima record, window or solution (the message names the problem)."""
+
+
+# --------------------------------------------------------------------------- the model
+
+
+@dataclass(frozen=True)
+class PrefixIntervals:
+    """The reuse intervals of a window of requests: interval ``i`` keeps ``blocks[i]`` from
+    request ``starts[i]`` to request ``ends[i]`` (consecutive requests containing it, 0-based
+    in the window), in order of (start, block's position in that request)."""
+
+    requests: int
+    distinct: int
+    blocks: tuple[int, ...]
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    parent: dict[int, int]  # block -> its parent (-1: the first block of its requests)
+
+
+def prefix_intervals(requests: Sequence[Sequence[int]]) -> PrefixIntervals:
+    """The reuse intervals of ``requests``; raises :class:`PrefixOptimaError` when an id
+    follows two different predecessors or repeats within one request (ids not chained)."""
+    parent: dict[int, int] = {}
+    last: dict[int, int] = {}
+    found: list[tuple[int, int, int, int]] = []
+    for t, req in enumerate(requests):
+        prev = -1
+        for j, b in enumerate(req):
+            if parent.setdefault(b, prev) != prev:
+                raise PrefixOptimaError(f"request {t}: block {b} follows {prev}, before "
+                                        f"{parent[b]}: ids are not chained")
+            if last.get(b) == t:
+                raise PrefixOptimaError(f"request {t}: block {b} twice")
+            if b in last:
+                found.append((last[b], j, b, t))
+            last[b] = t
+            prev = b
+    found.sort()
+    return PrefixIntervals(len(requests), len(last), tuple(f[2] for f in found),
+                           tuple(f[0] for f in found), tuple(f[3] for f in found), parent)
+
+
+def prefix_wall_capacity(iv: PrefixIntervals) -> int:
+    """The most reuse intervals alive after one request (started at or before it, ending
+    after it): keeping them all is prefix-closed, so from this capacity on every reuse hits."""
+    delta = [0] * (iv.requests + 1)
+    for p, q in zip(iv.starts, iv.ends, strict=True):
+        delta[p] += 1
+        delta[q] -= 1
+    alive = best = 0
+    for change in delta:
+        alive += change
+        best = max(best, alive)
+    return best
+
+
+def replay_kept(requests: Sequence[Sequence[int]], capacity: int, iv: PrefixIntervals,
+                kept: Sequence[bool]) -> int:
+    """Replay the states a kept-interval assignment stands for (``S_t``: the blocks of the
+    kept intervals alive after request ``t``) and return the prefix hits: each request's
+    longest leading run held before it. Raises :class:`PrefixOptimaError` when a state is
+    not closed under prefixes or holds more than ``capacity`` blocks."""
+    if len(kept) != len(iv.blocks):
+        raise PrefixOptimaError(f"the solution has {len(kept)} intervals, the window "
+                                f"{len(iv.blocks)}")
+    ending: list[list[int]] = [[] for _ in range(iv.requests)]
+    starting: list[list[int]] = [[] for _ in range(iv.requests)]
+    for i, keep in enumerate(kept):
+        if keep:
+            starting[iv.starts[i]].append(iv.blocks[i])
+            ending[iv.ends[i]].append(iv.blocks[i])
+    held: set[int] = set()
+    children: dict[int, int] = {}
+    hits = 0
+    for t, req in enumerate(requests):
+        for b in req:  # the longest leading run held before the request
+            if b not in held:
+                break
+            hits += 1
+        for b in ending[t]:
+            held.discard(b)
+            children[iv.parent[b]] = children.get(iv.parent[b], 0) - 1
+        for b in starting[t]:
+            held.add(b)
+            children[iv.parent[b]] = children.get(iv.parent[b], 0) + 1
+        if len(held) > capacity:
+            raise PrefixOptimaError(f"after request {t}: {len(held)} blocks held, over the "
+                                    f"capacity {capacity}")
+        for b in req:
+            p = iv.parent[b]
+            if b in held and p >= 0 and p not in held:
+                raise PrefixOptimaError(f"after request {t}: block {b} held without its "
+                                        f"parent {p} (not closed under prefixes)")
+            if b not in held and children.get(b, 0) > 0:
+                raise PrefixOptimaError(f"after request {t}: block {b} dropped while a "
+                                        "child of it is held (not closed under prefixes)")
+    return hits
+
+
+def encode_kept(kept: Sequence[bool]) -> str:
+    """A kept-interval assignment as hex (bit i of the big-endian bit string: interval i)."""
+    bits = np.packbits(np.array(kept, dtype=bool)) if len(kept) else np.zeros(0, np.uint8)
+    return bytes(bits).hex()
+
+
+def decode_kept(text: str, n: int) -> list[bool]:
+    """Inverse of :func:`encode_kept` for ``n`` intervals; raises :class:`PrefixOptimaError`
+    when the text is not hex of the right length or sets a bit past ``n``."""
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        raise PrefixOptimaError("the kept intervals are not hex") from None
+    if len(raw) != (n + 7) // 8:
+        raise PrefixOptimaError(f"the kept intervals have {len(raw)} bytes, {n} intervals "
+                                f"need {(n + 7) // 8}")
+    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8)).astype(bool)
+    if bits[n:].any():
+        raise PrefixOptimaError("the kept intervals set a bit past the last interval")
+    return [bool(x) for x in bits[:n]]
+
+
+def requests_sha256(requests: Sequence[Sequence[int]]) -> str:
+    """SHA-256 of a window's requests written as a compact JSON array of arrays."""
+    data = json.dumps([list(r) for r in requests], separators=(",", ":")).encode()
+    return hashlib.sha256(data).hexdigest()
+
+
+def capacity_of(wall_cap: int, fraction: Fraction) -> int:
+    """The capacity a window is solved at: ``floor(fraction * prefix wall capacity)``."""
+    return (fraction.numerator * wall_cap) // fraction.denominator
+
+
+def radix_lru_hits(requests: Sequence[Sequence[int]], capacity: int) -> int:
+    """Prefix hits (blocks) of the prefix curve's LRU (:mod:`pytools.traces.prefix`) on the
+    window from an empty cache: radix LRU where ``capacity`` is at least the longest
+    request."""
+    ids = np.array([b for r in requests for b in r], dtype=np.int64)
+    ends = np.cumsum([len(r) for r in requests], dtype=np.int64)
+    summary = ScanSummary(path=Path("window"), sha256="", requests=len(requests),
+                          references=int(ids.shape[0]), lines=len(requests), window=None)
+    trace = PrefixTrace(summary, ids, ends, np.ones(ids.shape[0], np.int64), "blocks", 1)
+    try:
+        return prefix_curve_of(trace).at(capacity)
+    except TraceError as exc:
+        raise PrefixOptimaError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class WindowFacts:
+    """What the record states of a window that the trace alone decides."""
+
+    requests: int
+    references: int
+    distinct_blocks: int
+    longest_request: int
+    reuse_intervals: int
+    prefix_wall_capacity: int
+    requests_sha256: str
+
+
+def window_facts(requests: Sequence[Sequence[int]], iv: PrefixIntervals) -> WindowFacts:
+    """The facts of a window (see :class:`WindowFacts`)."""
+    return WindowFacts(len(requests), sum(len(r) for r in requests), iv.distinct,
+                       max((len(r) for r in requests), default=0), len(iv.blocks),
+                       prefix_wall_capacity(iv), requests_sha256(requests))
+
+
+def window_requests(trace: TraceRequests, first_line: int, last_line: int
+                    ) -> tuple[tuple[int, ...], ...]:
+    """The requests of lines ``first_line..last_line`` (1-based, inclusive)."""
+    if not 1 <= first_line <= last_line <= len(trace.requests):
+        raise PrefixOptimaError(f"window {first_line}:{last_line} is not inside the trace's "
+                                f"{len(trace.requests)} lines")
+    return trace.requests[first_line - 1:last_line]
+
+
+# --------------------------------------------------------------------------- re-checking
+
+
+def load_record(path: Path) -> tuple[dict[str, Any], str]:
+    """The record at ``path`` and the SHA-256 of its bytes; raises
+    :class:`PrefixOptimaError` naming the file if it is absent, not JSON, or not a record of
+    this format."""
+    try:
+        data = Path(path).read_bytes()
+        record = json.loads(data.decode("utf-8"))
+    except OSError as exc:
+        raise PrefixOptimaError(f"{path}: cannot read the prefix-optima record: "
+                                f"{exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PrefixOptimaError(f"{path}: not a JSON prefix-optima record ({exc})") from None
+    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
+        raise PrefixOptimaError(f"{path}: not a prefix-optima record (format "
+                                f"{RECORD_FORMAT!r})")
+    return record, hashlib.sha256(data).hexdigest()
+
+
+#: Keys every window entry has, with their types.
+_ENTRY_KEYS: dict[str, type | tuple[type, ...]] = {
+    "first_line": int, "last_line": int, "requests": int, "references": int,
+    "distinct_blocks": int, "longest_request": int, "reuse_intervals": int,
+    "prefix_wall_capacity": int, "capacity": int, "requests_sha256": str, "status": str,
+    "objective": (int, type(None)), "bound": int, "kept": (str, type(None)),
+    "solve_seconds": (int, float), "deterministic_seconds": (int, float),
+    "simulator": (dict, type(None)),
+}
+
+#: Keys of an entry's simulator figures (blocks hit, at ``cache_blocks`` blocks).
+_SIM_KEYS = ("cache_blocks", "optimal_hits", "lru_hits")
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """An entry whose window regenerates: its requests, intervals and where it is."""
+
+    where: str
+    requests: tuple[tuple[int, ...], ...]
+    iv: PrefixIntervals
+
+
+def _entry(name: str, entry: Any, trace: TraceRequests, fraction: Fraction,
+           problems: list[str]) -> _Checked | None:
+    """Check what of one entry does not depend on its status; ``None`` when the window does
+    not regenerate (the problem is appended)."""
+    if not isinstance(entry, dict):
+        problems.append(f"{name}: not an object")
+        return None
+    bad = [k for k, t in _ENTRY_KEYS.items()
+           if k not in entry or not isinstance(entry[k], t) or isinstance(entry[k], bool)]
+    if bad:
+        problems.append(f"{name}: missing or mistyped {', '.join(bad)}")
+        return None
+    where = f"{name} (lines {entry['first_line']}-{entry['last_line']})"
+    try:
+        requests = window_requests(trace, entry["first_line"], entry["last_line"])
+        iv = prefix_intervals(requests)
+    except PrefixOptimaError as exc:
+        problems.append(f"{where}: {exc}")
+        return None
+    facts = window_facts(requests, iv)
+    if facts.requests_sha256 != entry["requests_sha256"]:
+        problems.append(f"{where}: the window does not regenerate from the trace (SHA-256 "
+                        f"{facts.requests_sha256}, recorded {entry['requests_sha256']})")
+        return None
+    fresh = {**{k: v for k, v in facts.__dict__.items() if k != "requests_sha256"},
+             "capacity": capacity_of(facts.prefix_wall_capacity, fraction)}
+    problems += [f"{where}: {k} recorded {entry[k]}, recomputed {v}"
+                 for k, v in fresh.items() if entry[k] != v]
+    if not entry["capacity"] < min(facts.distinct_blocks, facts.prefix_wall_capacity):
+        problems.append(f"{where}: capacity {entry['capacity']} is not below the distinct "
+                        f"blocks {facts.distinct_blocks} and the prefix wall capacity "
+                        f"{facts.prefix_wall_capacity}")
+    return _Checked(where, requests, iv)
+
+
+def _check_solved(entry: dict[str, Any], c: _Checked, limit: float,
+                  problems: list[str]) -> dict[str, Any] | None:
+    """Check a solved entry (OPTIMAL, its solution, the bounds around it); its figures row."""
+    where, cap = c.where, entry["capacity"]
+    if entry["status"] != OPTIMAL:
+        problems.append(f"{where}: status {entry['status']}, not OPTIMAL")
+    if entry["objective"] is None or entry["kept"] is None:
+        problems.append(f"{where}: no solution recorded")
+        return None
+    if entry["bound"] != entry["objective"]:
+        problems.append(f"{where}: bound {entry['bound']} differs from the objective "
+                        f"{entry['objective']}")
+    if entry["deterministic_seconds"] > limit:
+        problems.append(f"{where}: solved in {entry['deterministic_seconds']} deterministic "
+                        f"s, over the limit {limit}")
+    try:
+        replayed = replay_kept(c.requests, cap, c.iv, decode_kept(entry["kept"],
+                                                                   len(c.iv.blocks)))
+    except PrefixOptimaError as exc:
+        problems.append(f"{where}: the recorded solution is not a prefix cache run: {exc}")
+        return None
+    if replayed != entry["objective"]:
+        problems.append(f"{where}: the recorded solution replays to {replayed} hits, the "
+                        f"objective is {entry['objective']}")
+    stream = [b for r in c.requests for b in r]
+    flat = len(stream) - simulate_belady_bypass(stream, cap)
+    if entry["objective"] > flat:
+        problems.append(f"{where}: objective {entry['objective']} above the flat optimum "
+                        f"(Belady with bypass) {flat}: no prefix cache hits more")
+    lru = radix_lru_hits(c.requests, cap)
+    if lru > entry["objective"]:
+        problems.append(f"{where}: radix LRU hits {lru}, more than the optimum "
+                        f"{entry['objective']}")
+    sim = _check_simulator(entry, c, lru, problems)
+    return _row(entry, flat, lru, sim)
+
+
+def _check_simulator(entry: dict[str, Any], c: _Checked, lru: int,
+                     problems: list[str]) -> dict[str, int] | None:
+    """Check an entry's recorded simulator figures against the optimum and the prefix
+    curve's LRU; the figures, or ``None`` when none are recorded."""
+    sim = entry["simulator"]
+    if sim is None:
+        return None
+    if any(type(sim.get(k)) is not int for k in _SIM_KEYS):
+        problems.append(f"{c.where}: simulator figures missing or mistyped")
+        return None
+    if sim["cache_blocks"] != entry["capacity"]:
+        problems.append(f"{c.where}: the simulator ran at {sim['cache_blocks']} blocks, not "
+                        f"the capacity {entry['capacity']}")
+    for key in ("optimal_hits", "lru_hits"):
+        if entry["objective"] is not None and sim[key] > entry["objective"]:
+            problems.append(f"{c.where}: simulator {key} {sim[key]} above the proved "
+                            f"optimum {entry['objective']}")
+    if entry["capacity"] >= entry["longest_request"] and sim["lru_hits"] != lru:
+        problems.append(f"{c.where}: simulator LRU {sim['lru_hits']} hits, the prefix "
+                        f"curve's radix LRU {lru}")
+    return {k: sim[k] for k in _SIM_KEYS}
+
+
+def _check_header(record: dict[str, Any], trace: TraceRequests
+                  ) -> tuple[float, Fraction, list[str]]:
+    """The record's limit and capacity fraction, and the header's problems."""
+    recorded_sha = (record.get("trace") or {}).get("sha256")
+    if recorded_sha != trace.sha256:
+        raise PrefixOptimaError(f"the record is for a trace with SHA-256 {recorded_sha}, the "
+                                f"trace read has {trace.sha256}")
+    problems = []
+    params = (record.get("solver") or {}).get("params") or {}
+    if params.get("num_workers") != 1:
+        problems.append(f"solver params: num_workers {params.get('num_workers')!r}, not 1")
+    limit = record.get("time_limit_deterministic_seconds")
+    frac = record.get("capacity_fraction")
+    if not (isinstance(limit, int | float) and limit > 0):
+        raise PrefixOptimaError(f"time_limit_deterministic_seconds {limit!r} is not a "
+                                "positive number")
+    if not (isinstance(frac, list) and len(frac) == 2 and all(type(x) is int for x in frac)
+            and 0 <= frac[0] < frac[1]):
+        raise PrefixOptimaError(f"capacity_fraction {frac!r} is not [p, q] with 0 <= p < q")
+    return float(limit), Fraction(frac[0], frac[1]), problems
+
+
+def check_record(record: dict[str, Any], trace: TraceRequests) -> dict[str, Any]:
+    """Re-check the record against the trace (see the module docstring) and return the
+    figures; raise :class:`PrefixOptimaError` listing every problem found."""
+    limit, fraction, problems = _check_header(record, trace)
+    solved = record.get("solved")
+    if not isinstance(solved, list) or not solved:
+        raise PrefixOptimaError("the record has no solved window")
+    rows: list[dict[str, Any]] = []
+    previous_end = 0
+    for i, entry in enumerate(solved):
+        c = _entry(f"solved[{i}]", entry, trace, fraction, problems)
+        if c is None:
+            continue
+        if entry["last_line"] <= previous_end:
+            problems.append(f"{c.where}: not larger than the window before it")
+        previous_end = entry["last_line"]
+        row = _check_solved(entry, c, limit, problems)
+        if row is not None:
+            rows.append(row)
+    stop = record.get("not_proved")
+    stop_row = None
+    if stop is not None:
+        c = _entry("not_proved", stop, trace, fraction, problems)
+        if c is not None:
+            if stop["status"] == OPTIMAL:
+                problems.append(f"{c.where}: status OPTIMAL, yet recorded as not proved")
+            if stop["last_line"] <= previous_end:
+                problems.append(f"{c.where}: not larger than the largest solved window")
+            stream = [b for r in c.requests for b in r]
+            flat = len(stream) - simulate_belady_bypass(stream, stop["capacity"])
+            if stop["bound"] > flat:
+                problems.append(f"{c.where}: bound {stop['bound']} above the flat optimum "
+                                f"{flat}")
+            stop_row = {k: stop[k] for k in ("first_line", "last_line", "requests",
+                                             "references", "distinct_blocks", "capacity",
+                                             "status", "objective", "bound",
+                                             "deterministic_seconds")}
+            stop_row["flat_optimum_hits"] = flat
+    if problems:
+        raise PrefixOptimaError("prefix-optima record: " + "; ".join(problems))
+    solver = record.get("solver") or {}
+    return {
+        "label": "Exact optimum of prefix (radix) caches on windows of the shared Mooncake "
+                 "trace (lines first..last, replayed alone from an empty cache, hits in "
+                 "blocks), beside the trace authors' simulator and the flat optimum",
+        "model": record.get("model", MODEL),
+        "capacity_rule": f"capacity = floor({fraction} x prefix wall capacity), the prefix "
+                         "wall capacity being the most reuse intervals alive after one request "
+                         "(the least capacity at which every reuse hits)",
+        "simulator": record.get("simulator"),
+        "time_limit_deterministic_seconds": limit,
+        "solver": solver.get("name"),
+        "solver_version": solver.get("version"),
+        "solver_params": solver.get("params"),
+        "trace_sha256": trace.sha256,
+        "windows": rows,
+        "largest": rows[-1] if rows else None,
+        "heuristic_short_of_optimum": sum(1 for r in rows if (r["heuristic_gap"] or 0) > 0),
+        "not_proved": stop_row,
+        "computed_by": f"CP-SAT (recorded in {PREFIX_OPTIMA_PATH.as_posix()}); re-checked by "
+                       "Python from that record and the trace: window hashes, OPTIMAL, bound "
+                       "= objective = the committed solution's prefix hits replayed now, at "
+                       "most the flat optimum (Belady with bypass simulated now), at least "
+                       "radix LRU (the prefix curve, now) and the simulator's recorded hits",
+    }
+
+
+def _row(entry: dict[str, Any], flat: int, lru: int,
+         sim: dict[str, int] | None) -> dict[str, Any]:
+    """A solved window as the figures show it; gaps are the optimum minus a policy's hits
+    (the flat optimum minus the prefix optimum for ``flat_gap``)."""
+    opt = entry["objective"]
+    return {
+        "first_line": entry["first_line"],
+        "last_line": entry["last_line"],
+        "requests": entry["requests"],
+        "references": entry["references"],
+        "distinct_blocks": entry["distinct_blocks"],
+        "longest_request": entry["longest_request"],
+        "prefix_wall_capacity": entry["prefix_wall_capacity"],
+        "capacity": entry["capacity"],
+        "status": entry["status"],
+        "optimum_hits": opt,
+        "flat_optimum_hits": flat,
+        "flat_gap": flat - opt,
+        "radix_lru_hits": lru,
+        "lru_gap": opt - lru,
+        "simulator_optimal_hits": sim["optimal_hits"] if sim else None,
+        "heuristic_gap": opt - sim["optimal_hits"] if sim else None,
+        "simulator_lru_hits": sim["lru_hits"] if sim else None,
+        "deterministic_seconds": entry["deterministic_seconds"],
+    }
+
+
+@dataclass(frozen=True)
+class PrefixOptimaEvidence:
+    """The ``prefix_optima`` figures and the two files they come from (record, trace)."""
+
+    figures: dict[str, Any]
+    record_sha256: str
+    trace_sha256: str
+
+
+def prefix_optima_evidence(root: Path, trace: TraceRequests | None = None
+                           ) -> PrefixOptimaEvidence:
+    """Re-check the committed record against the shared trace (read here unless given);
+    raises :class:`PrefixOptimaError` naming the file if either is absent or a check
+    fails."""
+    record_path = Path(root) / PREFIX_OPTIMA_PATH
+    trace_path = mooncake_trace(root)
+    if trace is None:
+        if not trace_path.is_file():
+            raise PrefixOptimaError(f"{trace_path}: the Mooncake trace is absent "
+                                    "(see data/mooncake/README.md)")
+        trace = read_requests(trace_path)
+    record, record_sha = load_record(record_path)
+    try:
+        figures = check_record(record, trace)
+    except PrefixOptimaError as exc:
+        raise PrefixOptimaError(f"{record_path}: {exc}") from None
+    return PrefixOptimaEvidence(figures, record_sha, trace.sha256)
