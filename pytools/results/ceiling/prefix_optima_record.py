@@ -98,7 +98,8 @@ class PrefixIntervals:
 
 def prefix_intervals(requests: Sequence[Sequence[int]]) -> PrefixIntervals:
     """The reuse intervals of ``requests``; raises :class:`PrefixOptimaError` when an id
-    follows two different predecessors or repeats within one request (ids not chained)."""
+    follows two different predecessors (ids not chained; chained ids cannot repeat within a
+    request: the later copy would follow another predecessor than the first)."""
     parent: dict[int, int] = {}
     last: dict[int, int] = {}
     found: list[tuple[int, int, int, int]] = []
@@ -108,8 +109,6 @@ def prefix_intervals(requests: Sequence[Sequence[int]]) -> PrefixIntervals:
             if parent.setdefault(b, prev) != prev:
                 raise PrefixOptimaError(f"request {t}: block {b} follows {prev}, before "
                                         f"{parent[b]}: ids are not chained")
-            if last.get(b) == t:
-                raise PrefixOptimaError(f"request {t}: block {b} twice")
             if b in last:
                 found.append((last[b], j, b, t))
             last[b] = t
@@ -357,7 +356,7 @@ def _check_solved(entry: dict[str, Any], c: _Checked, limit: float,
         problems.append(f"{where}: the recorded solution replays to {replayed} hits, the "
                         f"objective is {entry['objective']}")
     stream = [b for r in c.requests for b in r]
-    flat = len(stream) - simulate_belady_bypass(stream, cap)
+    flat = simulate_belady_bypass(stream, cap)
     if entry["objective"] > flat:
         problems.append(f"{where}: objective {entry['objective']} above the flat optimum "
                         f"(Belady with bypass) {flat}: no prefix cache hits more")
@@ -443,7 +442,7 @@ def check_record(record: dict[str, Any], trace: TraceRequests) -> dict[str, Any]
             if stop["last_line"] <= previous_end:
                 problems.append(f"{c.where}: not larger than the largest solved window")
             stream = [b for r in c.requests for b in r]
-            flat = len(stream) - simulate_belady_bypass(stream, stop["capacity"])
+            flat = simulate_belady_bypass(stream, stop["capacity"])
             if stop["bound"] > flat:
                 problems.append(f"{c.where}: bound {stop['bound']} above the flat optimum "
                                 f"{flat}")
