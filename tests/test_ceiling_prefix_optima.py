@@ -242,3 +242,10 @@ def test_committed_record_rechecks(repo_root: Path, trace_path: Path) -> None:
         assert row["capacity"] < min(row["distinct_blocks"], row["prefix_wall_capacity"])
         assert row["simulator_optimal_hits"] is not None
         assert row["heuristic_gap"] == row["optimum_hits"] - row["simulator_optimal_hits"] >= 0
+
+
+def test_an_absent_record_is_an_error_naming_it(tmp_path: Path) -> None:
+    from pytools.results.ceiling.prefix_optima_record import prefix_optima_evidence
+
+    with pytest.raises(PrefixOptimaError, match="prefix_optima.json: cannot read"):
+        prefix_optima_evidence(tmp_path, WINDOW_TRACE)
