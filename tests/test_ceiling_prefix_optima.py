@@ -21,6 +21,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytools.results.ceiling.prefix_model import (
+    PrefixOptimaError,
+    decode_kept,
+    encode_kept,
+    prefix_intervals,
+    prefix_wall_capacity,
+    radix_lru_hits,
+    replay_kept,
+)
 from pytools.results.ceiling.prefix_optima import (
     PREFIX_PARAMS,
     Ladder,
@@ -31,14 +40,8 @@ from pytools.results.ceiling.prefix_optima import (
 from pytools.results.ceiling.prefix_optima_record import (
     OPTIMAL,
     PREFIX_OPTIMA_PATH,
-    PrefixOptimaError,
     check_record,
-    decode_kept,
-    encode_kept,
-    prefix_intervals,
-    prefix_wall_capacity,
-    radix_lru_hits,
-    replay_kept,
+    check_whole_trace,
 )
 from pytools.results.placement.windows_record import TraceRequests
 from pytools.traces.bypass import simulate_belady_bypass
@@ -249,3 +252,50 @@ def test_an_absent_record_is_an_error_naming_it(tmp_path: Path) -> None:
 
     with pytest.raises(PrefixOptimaError, match="prefix_optima.json: cannot read"):
         prefix_optima_evidence(tmp_path, WINDOW_TRACE)
+
+
+# --------------------------------------------------------------------------- the whole trace
+
+
+def _whole(curve: Any) -> dict[str, Any]:
+    """A whole_trace section that agrees with ``curve`` (bytes per block 512: one GiB is
+    2**21 blocks, so 2**-21 GiB is one block)."""
+    points = [{"gib": k / 2**21, "cache_blocks": k, "lru_hit_tokens": curve.at(k),
+               "optimal_hit_tokens": curve.ceiling} for k in (3, 4)]
+    return {"trace": "t", "bytes_per_block": 512.0, "warmup_requests": curve.warmup_requests,
+            "measured_tokens": curve.measured, "ceiling_hit_tokens": curve.ceiling,
+            "points": points}
+
+
+@pytest.fixture(scope="module")
+def small_curve(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    import json
+
+    from pytools.traces.prefix import compute_prefix_curve
+
+    path = tmp_path_factory.mktemp("whole") / "t.jsonl"
+    path.write_text("".join(json.dumps({"input_length": 512 * len(r), "hash_ids": list(r)})
+                            + "\n" for r in WINDOW_TRACE.requests))
+    return compute_prefix_curve(path, "tokens", 0.5)[1]
+
+
+def test_whole_trace_rechecks(small_curve: Any) -> None:
+    figures = check_whole_trace(_whole(small_curve), small_curve)
+    assert [r["capacity"] for r in figures["budgets"]] == [3, 4]
+    assert all(r["lru_checked_equal"] for r in figures["budgets"])  # longest request: 3
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda w: w["points"][0].update(lru_hit_tokens=w["points"][0]["lru_hit_tokens"] + 1),
+     "simulator LRU"),
+    (lambda w: w["points"][1].update(optimal_hit_tokens=w["ceiling_hit_tokens"] + 1),
+     "above the prefix ceiling"),
+    (lambda w: w["points"][0].update(cache_blocks=5), "not floor"),
+    (lambda w: w.update(measured_tokens=w["measured_tokens"] - 1), "measured_tokens"),
+    (lambda w: w.update(warmup_requests=0), "warmup_requests"),
+])
+def test_whole_trace_planted_defects(small_curve: Any, change: Any, message: str) -> None:
+    whole = _whole(small_curve)
+    change(whole)
+    with pytest.raises(PrefixOptimaError, match=message):
+        check_whole_trace(whole, small_curve)

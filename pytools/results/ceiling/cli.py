@@ -413,7 +413,8 @@ def prefix_optima_cmd(trace_path: Path | None, out: Path | None, kvsim_python: P
                       max_lines: int) -> None:
     """Solve the prefix-cache optimum exactly (CP-SAT, one worker) on growing windows of the
     trace at half their prefix wall capacity, with kvcache-simulator's optimal and LRU at the
-    same capacities, until one is not proved OPTIMAL; write the record certify re-checks."""
+    same capacities, until one is not proved OPTIMAL, and the simulator on the whole trace at
+    its default budgets; write the record certify re-checks."""
     from pytools.files import check_can_write
     from pytools.paths import mooncake_trace
     from pytools.results.placement.instance import PlacementError
@@ -444,6 +445,7 @@ def prefix_optima_cmd(trace_path: Path | None, out: Path | None, kvsim_python: P
         ladder = Ladder(first_line=first_line, first_lines=first_lines, max_lines=max_lines,
                         time_limit=time_limit)
         record = run_ladder(trace.requests, trace.sha256, named, ladder, sim, report)
+        record["whole_trace"] = sim[0].whole_trace(path, named)
         write_record(out, record)
     except (PrefixOptimaError, PlacementError) as exc:
         raise click.ClickException(str(exc)) from None

@@ -41,10 +41,7 @@ from typing import Any
 
 from pytools.files import atomic_write_text
 
-from .prefix_optima_record import (
-    MODEL,
-    OPTIMAL,
-    RECORD_FORMAT,
+from .prefix_model import (
     PrefixIntervals,
     PrefixOptimaError,
     capacity_of,
@@ -54,6 +51,7 @@ from .prefix_optima_record import (
     window_facts,
     window_requests,
 )
+from .prefix_optima_record import MODEL, OPTIMAL, RECORD_FORMAT
 
 #: CP-SAT parameters: one worker, a fixed seed; the limit is added per solve in CP-SAT's
 #: deterministic time (work counted, not seconds: the same point on any load).
@@ -187,6 +185,33 @@ class Simulator:
                                         "whole blocks")
             figures[key] = tokens // SIM_BLOCK_TOKENS
         return figures
+
+
+    def whole_trace(self, trace: Path, trace_name: str) -> dict[str, Any]:
+        """Its LRU and ``optimal`` on the whole trace at its default budgets, as it reports
+        them (hit tokens, its warm-up: the first half of the requests)."""
+        with tempfile.TemporaryDirectory(prefix="prefix-optima-") as tmp:
+            out = Path(tmp) / "r.json"
+            proc = subprocess.run(
+                [str(self.python), "-m", "kvcache_sim", "run", "--trace", str(trace),
+                 "--model", SIM_MODEL, "--block-size", str(SIM_BLOCK_TOKENS), "--policies",
+                 "lru,optimal", "--format", "json", "--no-progress", "--output", str(out)],
+                capture_output=True, text=True, timeout=600, check=False)
+            if proc.returncode != 0:
+                raise PrefixOptimaError(f"kvcache-simulator failed: {proc.stderr.strip()}")
+            result = json.loads(out.read_text())
+        meta = result["metadata"]
+        return {
+            "trace": trace_name,
+            "bytes_per_block": meta["bytesPerBlock"],
+            "warmup_requests": meta["warmupRequests"],
+            "measured_tokens": meta["totalMeasuredTokens"],
+            "ceiling_hit_tokens": result["ceiling"]["hitTokens"],
+            "points": [{"gib": pt["gib"], "cache_blocks": pt["cacheBlocks"],
+                        "lru_hit_tokens": pt["results"]["lru"]["hitTokens"],
+                        "optimal_hit_tokens": pt["results"]["optimal"]["hitTokens"]}
+                       for pt in result["points"]],
+        }
 
 
 def find_simulator(python: Path) -> tuple[Simulator, dict[str, Any]]:

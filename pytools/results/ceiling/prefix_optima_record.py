@@ -43,19 +43,28 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from pytools.paths import mooncake_trace
 from pytools.results.placement.windows_record import TraceRequests, read_requests
 from pytools.traces.bypass import simulate_belady_bypass
-from pytools.traces.prefix import PrefixTrace, prefix_curve_of
-from pytools.traces.trace import ScanSummary, TraceError
+from pytools.traces.prefix import PrefixCurve, compute_prefix_curve
+from pytools.traces.trace import percent_str
+
+from .prefix_model import (
+    PrefixIntervals,
+    PrefixOptimaError,
+    capacity_of,
+    decode_kept,
+    prefix_intervals,
+    radix_lru_hits,
+    replay_kept,
+    window_facts,
+    window_requests,
+)
 
 #: The committed record, relative to the repository root.
 PREFIX_OPTIMA_PATH = Path("data/ceiling/prefix_optima.json")
@@ -73,183 +82,6 @@ MODEL = ("prefix (radix) cache of unit blocks, from an empty cache: one boolean 
          "it (closure under prefixes); a running count of kept intervals bounded by the "
          "capacity after every request; hits = kept intervals (under closure a request's "
          "held blocks are its longest held leading run); demand fetch, bypass allowed")
-
-
-class PrefixOptimaError(ValueError):
-    """A bad prefix-optima record, window or solution (the message names the problem)."""
-
-
-# --------------------------------------------------------------------------- the model
-
-
-@dataclass(frozen=True)
-class PrefixIntervals:
-    """The reuse intervals of a window of requests: interval ``i`` keeps ``blocks[i]`` from
-    request ``starts[i]`` to request ``ends[i]`` (consecutive requests containing it, 0-based
-    in the window), in order of (start, block's position in that request)."""
-
-    requests: int
-    distinct: int
-    blocks: tuple[int, ...]
-    starts: tuple[int, ...]
-    ends: tuple[int, ...]
-    parent: dict[int, int]  # block -> its parent (-1: the first block of its requests)
-
-
-def prefix_intervals(requests: Sequence[Sequence[int]]) -> PrefixIntervals:
-    """The reuse intervals of ``requests``; raises :class:`PrefixOptimaError` when an id
-    follows two different predecessors (ids not chained; chained ids cannot repeat within a
-    request: the later copy would follow another predecessor than the first)."""
-    parent: dict[int, int] = {}
-    last: dict[int, int] = {}
-    found: list[tuple[int, int, int, int]] = []
-    for t, req in enumerate(requests):
-        prev = -1
-        for j, b in enumerate(req):
-            if parent.setdefault(b, prev) != prev:
-                raise PrefixOptimaError(f"request {t}: block {b} follows {prev}, before "
-                                        f"{parent[b]}: ids are not chained")
-            if b in last:
-                found.append((last[b], j, b, t))
-            last[b] = t
-            prev = b
-    found.sort()
-    return PrefixIntervals(len(requests), len(last), tuple(f[2] for f in found),
-                           tuple(f[0] for f in found), tuple(f[3] for f in found), parent)
-
-
-def prefix_wall_capacity(iv: PrefixIntervals) -> int:
-    """The most reuse intervals alive after one request (started at or before it, ending
-    after it): keeping them all is prefix-closed, so from this capacity on every reuse hits."""
-    delta = [0] * (iv.requests + 1)
-    for p, q in zip(iv.starts, iv.ends, strict=True):
-        delta[p] += 1
-        delta[q] -= 1
-    alive = best = 0
-    for change in delta:
-        alive += change
-        best = max(best, alive)
-    return best
-
-
-def replay_kept(requests: Sequence[Sequence[int]], capacity: int, iv: PrefixIntervals,
-                kept: Sequence[bool]) -> int:
-    """Replay the states a kept-interval assignment stands for (``S_t``: the blocks of the
-    kept intervals alive after request ``t``) and return the prefix hits: each request's
-    longest leading run held before it. Raises :class:`PrefixOptimaError` when a state is
-    not closed under prefixes or holds more than ``capacity`` blocks."""
-    if len(kept) != len(iv.blocks):
-        raise PrefixOptimaError(f"the solution has {len(kept)} intervals, the window "
-                                f"{len(iv.blocks)}")
-    ending: list[list[int]] = [[] for _ in range(iv.requests)]
-    starting: list[list[int]] = [[] for _ in range(iv.requests)]
-    for i, keep in enumerate(kept):
-        if keep:
-            starting[iv.starts[i]].append(iv.blocks[i])
-            ending[iv.ends[i]].append(iv.blocks[i])
-    held: set[int] = set()
-    children: dict[int, int] = {}
-    hits = 0
-    for t, req in enumerate(requests):
-        for b in req:  # the longest leading run held before the request
-            if b not in held:
-                break
-            hits += 1
-        for b in ending[t]:
-            held.discard(b)
-            children[iv.parent[b]] = children.get(iv.parent[b], 0) - 1
-        for b in starting[t]:
-            held.add(b)
-            children[iv.parent[b]] = children.get(iv.parent[b], 0) + 1
-        if len(held) > capacity:
-            raise PrefixOptimaError(f"after request {t}: {len(held)} blocks held, over the "
-                                    f"capacity {capacity}")
-        for b in req:
-            p = iv.parent[b]
-            if b in held and p >= 0 and p not in held:
-                raise PrefixOptimaError(f"after request {t}: block {b} held without its "
-                                        f"parent {p} (not closed under prefixes)")
-            if b not in held and children.get(b, 0) > 0:
-                raise PrefixOptimaError(f"after request {t}: block {b} dropped while a "
-                                        "child of it is held (not closed under prefixes)")
-    return hits
-
-
-def encode_kept(kept: Sequence[bool]) -> str:
-    """A kept-interval assignment as hex (bit i of the big-endian bit string: interval i)."""
-    bits = np.packbits(np.array(kept, dtype=bool)) if len(kept) else np.zeros(0, np.uint8)
-    return bytes(bits).hex()
-
-
-def decode_kept(text: str, n: int) -> list[bool]:
-    """Inverse of :func:`encode_kept` for ``n`` intervals; raises :class:`PrefixOptimaError`
-    when the text is not hex of the right length or sets a bit past ``n``."""
-    try:
-        raw = bytes.fromhex(text)
-    except ValueError:
-        raise PrefixOptimaError("the kept intervals are not hex") from None
-    if len(raw) != (n + 7) // 8:
-        raise PrefixOptimaError(f"the kept intervals have {len(raw)} bytes, {n} intervals "
-                                f"need {(n + 7) // 8}")
-    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8)).astype(bool)
-    if bits[n:].any():
-        raise PrefixOptimaError("the kept intervals set a bit past the last interval")
-    return [bool(x) for x in bits[:n]]
-
-
-def requests_sha256(requests: Sequence[Sequence[int]]) -> str:
-    """SHA-256 of a window's requests written as a compact JSON array of arrays."""
-    data = json.dumps([list(r) for r in requests], separators=(",", ":")).encode()
-    return hashlib.sha256(data).hexdigest()
-
-
-def capacity_of(wall_cap: int, fraction: Fraction) -> int:
-    """The capacity a window is solved at: ``floor(fraction * prefix wall capacity)``."""
-    return (fraction.numerator * wall_cap) // fraction.denominator
-
-
-def radix_lru_hits(requests: Sequence[Sequence[int]], capacity: int) -> int:
-    """Prefix hits (blocks) of the prefix curve's LRU (:mod:`pytools.traces.prefix`) on the
-    window from an empty cache: radix LRU where ``capacity`` is at least the longest
-    request."""
-    ids = np.array([b for r in requests for b in r], dtype=np.int64)
-    ends = np.cumsum([len(r) for r in requests], dtype=np.int64)
-    summary = ScanSummary(path=Path("window"), sha256="", requests=len(requests),
-                          references=int(ids.shape[0]), lines=len(requests), window=None)
-    trace = PrefixTrace(summary, ids, ends, np.ones(ids.shape[0], np.int64), "blocks", 1)
-    try:
-        return prefix_curve_of(trace).at(capacity)
-    except TraceError as exc:
-        raise PrefixOptimaError(str(exc)) from None
-
-
-@dataclass(frozen=True)
-class WindowFacts:
-    """What the record states of a window that the trace alone decides."""
-
-    requests: int
-    references: int
-    distinct_blocks: int
-    longest_request: int
-    reuse_intervals: int
-    prefix_wall_capacity: int
-    requests_sha256: str
-
-
-def window_facts(requests: Sequence[Sequence[int]], iv: PrefixIntervals) -> WindowFacts:
-    """The facts of a window (see :class:`WindowFacts`)."""
-    return WindowFacts(len(requests), sum(len(r) for r in requests), iv.distinct,
-                       max((len(r) for r in requests), default=0), len(iv.blocks),
-                       prefix_wall_capacity(iv), requests_sha256(requests))
-
-
-def window_requests(trace: TraceRequests, first_line: int, last_line: int
-                    ) -> tuple[tuple[int, ...], ...]:
-    """The requests of lines ``first_line..last_line`` (1-based, inclusive)."""
-    if not 1 <= first_line <= last_line <= len(trace.requests):
-        raise PrefixOptimaError(f"window {first_line}:{last_line} is not inside the trace's "
-                                f"{len(trace.requests)} lines")
-    return trace.requests[first_line - 1:last_line]
 
 
 # --------------------------------------------------------------------------- re-checking
@@ -507,6 +339,70 @@ def _row(entry: dict[str, Any], flat: int, lru: int,
     }
 
 
+def check_whole_trace(section: Any, curve: PrefixCurve) -> dict[str, Any]:
+    """Re-check the record's ``whole_trace`` (the simulator at its default budgets on the
+    whole trace, hit tokens after its warm-up) against the prefix curve of the trace
+    (``--weight tokens --warmup-fraction 0.5``, computed now): its warm-up, measured tokens and
+    ceiling equal the curve's, each budget's block count is ``floor(budget / bytes per
+    block)``, its LRU equals the curve at every budget of at least the longest request, and
+    no figure exceeds the ceiling. Returns the figures; raises :class:`PrefixOptimaError`."""
+    if not isinstance(section, dict) or not isinstance(section.get("points"), list):
+        raise PrefixOptimaError("whole_trace: missing or not an object with points")
+    problems = []
+    fresh = {"warmup_requests": curve.warmup_requests, "measured_tokens": curve.measured,
+             "ceiling_hit_tokens": curve.ceiling}
+    problems += [f"whole_trace: {k} recorded {section.get(k)!r}, the prefix curve has {v}"
+                 for k, v in fresh.items() if section.get(k) != v]
+    bpb = section.get("bytes_per_block")
+    if not (isinstance(bpb, int | float) and bpb > 0):
+        raise PrefixOptimaError(f"whole_trace: bytes_per_block {bpb!r} is not positive")
+    rows = []
+    for i, pt in enumerate(section["points"]):
+        keys = ("cache_blocks", "lru_hit_tokens", "optimal_hit_tokens")
+        if not isinstance(pt, dict) or any(type(pt.get(k)) is not int for k in keys) or \
+                not isinstance(pt.get("gib"), int | float):
+            problems.append(f"whole_trace.points[{i}]: missing or mistyped")
+            continue
+        k = pt["cache_blocks"]
+        if k != int(pt["gib"] * 2**30 // bpb):
+            problems.append(f"whole_trace.points[{i}]: {k} blocks for {pt['gib']} GiB, not "
+                            f"floor(budget / {bpb})")
+        checked = k >= curve.longest
+        if checked and pt["lru_hit_tokens"] != curve.at(k):
+            problems.append(f"whole_trace.points[{i}]: simulator LRU {pt['lru_hit_tokens']} "
+                            f"tokens at {k} blocks, the prefix curve {curve.at(k)}")
+        for key in ("lru_hit_tokens", "optimal_hit_tokens"):
+            if pt[key] > curve.ceiling:
+                problems.append(f"whole_trace.points[{i}]: {key} {pt[key]} above the prefix "
+                                f"ceiling {curve.ceiling}")
+        rows.append({"gib": pt["gib"], "capacity": k,
+                     "simulator_lru_hit_tokens": pt["lru_hit_tokens"],
+                     "prefix_lru_hit_tokens": curve.at(k), "lru_checked_equal": checked,
+                     "simulator_optimal_hit_tokens": pt["optimal_hit_tokens"],
+                     "simulator_optimal_percent": _percent(pt["optimal_hit_tokens"],
+                                                           curve.measured),
+                     "prefix_lru_percent": _percent(curve.at(k), curve.measured)})
+    if problems:
+        raise PrefixOptimaError("; ".join(problems))
+    return {
+        "label": "The whole shared trace, prefix semantics in tokens, measured on the requests "
+                 "after the first half (the simulator's warm-up): radix LRU exact at every "
+                 "capacity (the prefix curve) beside the simulator's LRU and its optimal "
+                 "heuristic at its default budgets (recorded)",
+        "measured_tokens": curve.measured,
+        "warmup_requests": curve.warmup_requests,
+        "longest_request": curve.longest,
+        "ceiling_hit_tokens": curve.ceiling,
+        "ceiling_percent": _percent(curve.ceiling, curve.measured),
+        "bytes_per_block": bpb,
+        "budgets": rows,
+    }
+
+
+def _percent(hits: int, measured: int) -> str:
+    return percent_str(Fraction(hits, measured)) if measured else "-"
+
+
 @dataclass(frozen=True)
 class PrefixOptimaEvidence:
     """The ``prefix_optima`` figures and the two files they come from (record, trace)."""
@@ -531,6 +427,10 @@ def prefix_optima_evidence(root: Path, trace: TraceRequests | None = None
     record, record_sha = load_record(record_path)
     try:
         figures = check_record(record, trace)
+        summary, curve = compute_prefix_curve(trace_path, "tokens", 0.5)
+        if summary.sha256 != trace.sha256:
+            raise PrefixOptimaError(f"{trace_path}: changed while it was read")
+        figures["whole_trace"] = check_whole_trace(record.get("whole_trace"), curve)
     except PrefixOptimaError as exc:
         raise PrefixOptimaError(f"{record_path}: {exc}") from None
     return PrefixOptimaEvidence(figures, record_sha, trace.sha256)
