@@ -43,8 +43,8 @@ from pytools.results.ceiling.prefix_optima_record import (
     check_record,
     check_whole_trace,
 )
-from pytools.results.placement.windows_record import TraceRequests
 from pytools.traces.bypass import simulate_belady_bypass
+from pytools.traces.trace import TraceRead
 
 Requests = tuple[tuple[int, ...], ...]
 
@@ -166,8 +166,8 @@ def test_simulator_input_fills_before_the_window() -> None:
 
 # --------------------------------------------------------------------------- the record
 
-WINDOW_TRACE = TraceRequests("0" * 64,
-                              chained(TINY_PATHS + [[0, 0, 0], [1, 1], [0, 1], [1, 0]]))
+WINDOW_TRACE = TraceRead("tiny", "0" * 64, [list(r) for r in chained(
+    TINY_PATHS + [[0, 0, 0], [1, 1], [0, 1], [1, 0]])])
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +223,7 @@ def test_an_optimum_above_the_flat_bound_is_refused(tiny_record: dict[str, Any],
 
 
 def test_a_record_of_another_trace_is_refused(tiny_record: dict[str, Any]) -> None:
-    other = TraceRequests("1" * 64, WINDOW_TRACE.requests)
+    other = TraceRead("tiny", "1" * 64, WINDOW_TRACE.requests)
     with pytest.raises(PrefixOptimaError, match="SHA-256"):
         check_record(tiny_record, other)
 

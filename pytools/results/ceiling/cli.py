@@ -417,9 +417,7 @@ def prefix_optima_cmd(trace_path: Path | None, out: Path | None, kvsim_python: P
     its default budgets; write the record certify re-checks."""
     from pytools.files import check_can_write
     from pytools.paths import mooncake_trace
-    from pytools.results.placement.instance import PlacementError
-    from pytools.results.placement.windows_record import read_requests
-    from pytools.traces.trace import TRACE_INPUT_PATH
+    from pytools.traces.trace import TRACE_INPUT_PATH, read_trace
 
     from .prefix_optima import Ladder, find_simulator, run_ladder, write_record
     from .prefix_optima_record import PREFIX_OPTIMA_PATH, PrefixOptimaError
@@ -441,13 +439,13 @@ def prefix_optima_cmd(trace_path: Path | None, out: Path | None, kvsim_python: P
     try:
         check_can_write(out)  # before solving: a bad output path fails now
         sim = find_simulator(kvsim_python or root / ".venv-kvsim/bin/python")
-        trace = read_requests(path)
+        trace = read_trace(path)
         ladder = Ladder(first_line=first_line, first_lines=first_lines, max_lines=max_lines,
                         time_limit=time_limit)
         record = run_ladder(trace.requests, trace.sha256, named, ladder, sim, report)
         record["whole_trace"] = sim[0].whole_trace(path, named)
         write_record(out, record)
-    except (PrefixOptimaError, PlacementError) as exc:
+    except (PrefixOptimaError, TraceError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"{exc.filename or out}: {exc.strerror or exc}") from None

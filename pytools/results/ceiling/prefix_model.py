@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 
-from pytools.results.placement.windows_record import TraceRequests
 from pytools.traces.prefix import PrefixTrace, prefix_curve_of
 from pytools.traces.trace import ScanSummary, TraceError
 
@@ -184,10 +183,10 @@ def window_facts(requests: Sequence[Sequence[int]], iv: PrefixIntervals) -> Wind
                        prefix_wall_capacity(iv), requests_sha256(requests))
 
 
-def window_requests(trace: TraceRequests, first_line: int, last_line: int
+def window_requests(requests: Sequence[Sequence[int]], first_line: int, last_line: int
                     ) -> tuple[tuple[int, ...], ...]:
     """The requests of lines ``first_line..last_line`` (1-based, inclusive)."""
-    if not 1 <= first_line <= last_line <= len(trace.requests):
+    if not 1 <= first_line <= last_line <= len(requests):
         raise PrefixOptimaError(f"window {first_line}:{last_line} is not inside the trace's "
-                                f"{len(trace.requests)} lines")
-    return trace.requests[first_line - 1:last_line]
+                                f"{len(requests)} lines")
+    return tuple(tuple(r) for r in requests[first_line - 1:last_line])

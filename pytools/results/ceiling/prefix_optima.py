@@ -323,7 +323,7 @@ def run_ladder(requests: Sequence[Sequence[int]], trace_sha256: str, trace_name:
     solved: list[dict[str, Any]] = []
     stopped = None
     for first, last in ladder.windows(len(requests)):
-        window = window_requests_of(requests, first, last)
+        window = window_requests(requests, first, last)
         facts = window_facts(window, prefix_intervals(window))
         if capacity_of(facts.prefix_wall_capacity, ladder.fraction) == 0:
             continue
@@ -351,14 +351,6 @@ def run_ladder(requests: Sequence[Sequence[int]], trace_sha256: str, trace_name:
         "not_proved": stopped,
         "total_seconds": round(time.perf_counter() - start, 3),
     }
-
-
-def window_requests_of(requests: Sequence[Sequence[int]], first: int, last: int
-                       ) -> tuple[tuple[int, ...], ...]:
-    """Lines ``first..last`` (1-based, inclusive) of ``requests``."""
-    from pytools.results.placement.windows_record import TraceRequests
-
-    return window_requests(TraceRequests("", tuple(tuple(r) for r in requests)), first, last)
 
 
 def write_record(path: Path, record: dict[str, Any]) -> None:

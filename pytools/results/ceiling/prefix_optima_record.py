@@ -49,10 +49,9 @@ from pathlib import Path
 from typing import Any
 
 from pytools.paths import mooncake_trace
-from pytools.results.placement.windows_record import TraceRequests, read_requests
 from pytools.traces.bypass import simulate_belady_bypass
 from pytools.traces.prefix import PrefixCurve, compute_prefix_curve
-from pytools.traces.trace import percent_str
+from pytools.traces.trace import TraceError, TraceRead, percent_str, read_trace
 
 from .prefix_model import (
     PrefixIntervals,
@@ -128,7 +127,7 @@ class _Checked:
     iv: PrefixIntervals
 
 
-def _entry(name: str, entry: Any, trace: TraceRequests, fraction: Fraction,
+def _entry(name: str, entry: Any, trace: TraceRead, fraction: Fraction,
            problems: list[str]) -> _Checked | None:
     """Check what of one entry does not depend on its status; ``None`` when the window does
     not regenerate (the problem is appended)."""
@@ -142,7 +141,7 @@ def _entry(name: str, entry: Any, trace: TraceRequests, fraction: Fraction,
         return None
     where = f"{name} (lines {entry['first_line']}-{entry['last_line']})"
     try:
-        requests = window_requests(trace, entry["first_line"], entry["last_line"])
+        requests = window_requests(trace.requests, entry["first_line"], entry["last_line"])
         iv = prefix_intervals(requests)
     except PrefixOptimaError as exc:
         problems.append(f"{where}: {exc}")
@@ -223,7 +222,7 @@ def _check_simulator(entry: dict[str, Any], c: _Checked, lru: int,
     return {k: sim[k] for k in _SIM_KEYS}
 
 
-def _check_header(record: dict[str, Any], trace: TraceRequests
+def _check_header(record: dict[str, Any], trace: TraceRead
                   ) -> tuple[float, Fraction, list[str]]:
     """The record's limit and capacity fraction, and the header's problems."""
     recorded_sha = (record.get("trace") or {}).get("sha256")
@@ -245,7 +244,7 @@ def _check_header(record: dict[str, Any], trace: TraceRequests
     return float(limit), Fraction(frac[0], frac[1]), problems
 
 
-def check_record(record: dict[str, Any], trace: TraceRequests) -> dict[str, Any]:
+def check_record(record: dict[str, Any], trace: TraceRead) -> dict[str, Any]:
     """Re-check the record against the trace (see the module docstring) and return the
     figures; raise :class:`PrefixOptimaError` listing every problem found."""
     limit, fraction, problems = _check_header(record, trace)
@@ -412,7 +411,7 @@ class PrefixOptimaEvidence:
     trace_sha256: str
 
 
-def prefix_optima_evidence(root: Path, trace: TraceRequests | None = None
+def prefix_optima_evidence(root: Path, trace: TraceRead | None = None
                            ) -> PrefixOptimaEvidence:
     """Re-check the committed record against the shared trace (read here unless given);
     raises :class:`PrefixOptimaError` naming the file if either is absent or a check
@@ -423,7 +422,10 @@ def prefix_optima_evidence(root: Path, trace: TraceRequests | None = None
         if not trace_path.is_file():
             raise PrefixOptimaError(f"{trace_path}: the Mooncake trace is absent "
                                     "(see data/mooncake/README.md)")
-        trace = read_requests(trace_path)
+        try:
+            trace = read_trace(trace_path)
+        except TraceError as exc:
+            raise PrefixOptimaError(str(exc)) from None
     record, record_sha = load_record(record_path)
     try:
         figures = check_record(record, trace)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from pytools.paths import mooncake_trace, sha256_file
 from pytools.results.generated import Generated, regenerate_command
-from pytools.results.placement.windows_record import TraceRequests
 from pytools.results.spec import Evidence, InputFile, ResultSpec, svg_and_csv
 from pytools.traces.curve import Curve
 from pytools.traces.output import write_outputs
+from pytools.traces.prefix import compute_prefix_curve
 from pytools.traces.trace import (
     CLAIM_WINDOW,
     TRACE_INPUT_PATH,
@@ -40,6 +40,7 @@ from .lean_instance import (
     stated_constants,
     trace_module,
 )
+from .prefix_optima_out import prefix_figure_outputs
 from .prefix_optima_record import PREFIX_OPTIMA_PATH, PrefixOptimaError, prefix_optima_evidence
 from .sweep import SweepRow, analysed, counts_from, sweep_capacities, sweep_outputs, sweep_rows
 
@@ -401,8 +402,7 @@ def evidence(root: Path) -> Evidence:
     warm = figures["window"]["warm_start"]
     check_stated(root, {"warm_references": warm["references"], "warm_new": warm["distinct_new"]})
     try:  # the CP-SAT record of prefix-cache optima, re-checked against the trace
-        optima = prefix_optima_evidence(root, TraceRequests(trace.sha256, tuple(
-            tuple(r) for r in trace.requests)))
+        optima = prefix_optima_evidence(root, trace)
     except PrefixOptimaError as exc:
         raise TraceError(str(exc)) from None
     figures["prefix_optima"] = optima.figures
@@ -414,10 +414,18 @@ def evidence(root: Path) -> Evidence:
 
 def artifacts(root: Path, out: Path) -> list[Path]:
     """The sweep's table and plot, for the whole trace (``sweep.*``) and for the claim's window
-    (``window-sweep.*``), as published next to the certificate."""
+    (``window-sweep.*``), and the prefix figures (``prefix.*``: the whole trace's prefix curve
+    with the simulator's budgets; ``prefix-optima.*``: the windows' CP-SAT optima), as
+    published next to the certificate."""
     _, (summary, curve), (w_summary, w_curve) = _analysed(root)
     outputs = {**sweep_outputs(summary, curve, TRACE_INPUT_PATH),
                **sweep_outputs(w_summary, w_curve, TRACE_INPUT_PATH, stem="window-sweep")}
+    try:  # the prefix curve and the CP-SAT prefix optima, from the re-checked record
+        optima = prefix_optima_evidence(root)
+    except PrefixOptimaError as exc:
+        raise TraceError(str(exc)) from None
+    p_summary, p_curve = compute_prefix_curve(mooncake_trace(root), "tokens", 0.5)
+    outputs.update(prefix_figure_outputs(optima.figures, p_summary, p_curve, TRACE_INPUT_PATH))
     return svg_and_csv([w.path for w in write_outputs(out, outputs)])
 
 
