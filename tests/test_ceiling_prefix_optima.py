@@ -299,3 +299,25 @@ def test_whole_trace_planted_defects(small_curve: Any, change: Any, message: str
     change(whole)
     with pytest.raises(PrefixOptimaError, match=message):
         check_whole_trace(whole, small_curve)
+
+
+def test_prefix_figures_are_written_from_the_checked_figures(
+        tiny_record: dict[str, Any], small_curve: Any, tmp_path: Path) -> None:
+    from pytools.results.ceiling.prefix_optima_out import OPTIMA_COLUMNS, prefix_figure_outputs
+    from pytools.traces.output import write_outputs
+    from pytools.traces.trace import ScanSummary
+
+    figures = check_record(tiny_record, WINDOW_TRACE)
+    figures["whole_trace"] = check_whole_trace(_whole(small_curve), small_curve)
+    summary = ScanSummary(path=Path("t.jsonl"), sha256="0" * 64, requests=12, references=1,
+                          lines=12, window=None)
+    written = write_outputs(tmp_path, prefix_figure_outputs(figures, summary, small_curve,
+                                                            "t.jsonl"))
+    assert sorted(w.path.name for w in written) == sorted(
+        f"{s}.{e}" for s in ("prefix", "prefix-optima") for e in ("csv", "svg", "png"))
+    rows = [line.split(",") for line in (tmp_path / "prefix-optima.csv").read_text()
+            .splitlines() if not line.startswith("#")]
+    assert rows[0] == list(OPTIMA_COLUMNS)
+    assert [[str(r[c]) for c in OPTIMA_COLUMNS] for r in figures["windows"]] == rows[1:]
+    svg = (tmp_path / "prefix.svg").read_text()
+    assert "kvcache-simulator optimal" in svg and "<svg" in svg

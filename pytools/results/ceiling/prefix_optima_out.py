@@ -6,6 +6,7 @@ windows beside the heuristic, radix LRU and the flat optimum (``prefix-optima.cs
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -68,8 +69,9 @@ def optima_plot_data(figures: dict[str, Any], source: Source) -> OptimaPlotData:
     """The plot of the windows' figures."""
     rows = figures["windows"]
 
-    def pct(key: str) -> tuple[float, ...]:
-        return tuple(100.0 * r[key] / r["references"] for r in rows)
+    def pct(key: str) -> tuple[float, ...]:  # not recorded (no simulator run): not drawn
+        return tuple(100.0 * r[key] / r["references"] if r[key] is not None else math.nan
+                     for r in rows)
 
     return OptimaPlotData(
         source=source,
