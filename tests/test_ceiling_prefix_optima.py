@@ -172,7 +172,8 @@ WINDOW_TRACE = TraceRead("tiny", "0" * 64, [list(r) for r in chained(
 
 @pytest.fixture(scope="module")
 def tiny_record() -> dict[str, Any]:
-    ladder = Ladder(first_lines=4, max_lines=None, fraction=Fraction(1, 2), time_limit=5.0)
+    ladder = Ladder(starts=(1, 5), first_lines=4, max_lines=None, fraction=Fraction(1, 2),
+                    time_limit=5.0)
     return run_ladder(WINDOW_TRACE.requests, WINDOW_TRACE.sha256, "tiny", ladder, None)
 
 
@@ -180,6 +181,7 @@ def test_record_rechecks(tiny_record: dict[str, Any]) -> None:
     figures = check_record(tiny_record, WINDOW_TRACE)
     rows = figures["windows"]
     assert rows and all(r["status"] == OPTIMAL for r in rows)
+    assert {r["first_line"] for r in rows} == {1, 5} and figures["not_proved"] == []
     for row in rows:
         requests = WINDOW_TRACE.requests[row["first_line"] - 1:row["last_line"]]
         assert row["optimum_hits"] == brute_force_hits(requests, row["capacity"])
@@ -208,6 +210,16 @@ def test_planted_defects_are_refused(tiny_record: dict[str, Any], change: Any,
                                      message: str) -> None:
     with pytest.raises(PrefixOptimaError, match=message):
         check_record(_planted(tiny_record, change), WINDOW_TRACE)
+
+
+def test_a_window_not_larger_than_the_one_before_it_is_refused(
+        tiny_record: dict[str, Any]) -> None:
+    bad = copy.deepcopy(tiny_record)
+    ones = [e for e in bad["solved"] if e["first_line"] == 1]
+    assert len(ones) >= 2
+    bad["solved"] = [ones[1], ones[0]] + [e for e in bad["solved"] if e["first_line"] != 1]
+    with pytest.raises(PrefixOptimaError, match="not larger than the window before it"):
+        check_record(bad, WINDOW_TRACE)
 
 
 def test_an_optimum_above_the_flat_bound_is_refused(tiny_record: dict[str, Any],

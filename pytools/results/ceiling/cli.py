@@ -404,12 +404,14 @@ def sampled_curve_cmd(file: Path, rate: float, out_dir: Path, exact: bool,
               ".venv-kvsim/bin/python; bash .ci/kvsim/install.sh).")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0,
               show_default=True, help="CP-SAT limit per window, in deterministic seconds.")
-@click.option("--first-line", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--first-line", "first_line", type=click.IntRange(min=1), multiple=True,
+              default=(1, 4001, 8001), show_default=True,
+              help="Where the windows start (repeatable).")
 @click.option("--first-lines", type=click.IntRange(min=1), default=32, show_default=True,
               help="Lines of the first window; each next window has twice as many.")
 @click.option("--max-lines", type=click.IntRange(min=1), default=2048, show_default=True)
 def prefix_optima_cmd(trace_path: Path | None, out: Path | None, kvsim_python: Path | None,
-                      time_limit: float, first_line: int, first_lines: int,
+                      time_limit: float, first_line: tuple[int, ...], first_lines: int,
                       max_lines: int) -> None:
     """Solve the prefix-cache optimum exactly (CP-SAT, one worker) on growing windows of the
     trace at half their prefix wall capacity, with kvcache-simulator's optimal and LRU at the
@@ -440,7 +442,7 @@ def prefix_optima_cmd(trace_path: Path | None, out: Path | None, kvsim_python: P
         check_can_write(out)  # before solving: a bad output path fails now
         sim = find_simulator(kvsim_python or root / ".venv-kvsim/bin/python")
         trace = read_trace(path)
-        ladder = Ladder(first_line=first_line, first_lines=first_lines, max_lines=max_lines,
+        ladder = Ladder(starts=first_line, first_lines=first_lines, max_lines=max_lines,
                         time_limit=time_limit)
         record = run_ladder(trace.requests, trace.sha256, named, ladder, sim, report)
         record["whole_trace"] = sim[0].whole_trace(path, named)

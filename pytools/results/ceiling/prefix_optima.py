@@ -244,11 +244,11 @@ def find_simulator(python: Path) -> tuple[Simulator, dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Ladder:
-    """Windows from line ``first_line``: ``first_lines`` lines, then ``growth`` times as
-    many, ... up to ``max_lines`` (or the trace's end); each at ``fraction`` of its prefix
+    """Windows from each line of ``starts``: ``first_lines`` lines, then ``growth`` times
+    as many, ... up to ``max_lines`` (or the trace's end); each at ``fraction`` of its prefix
     wall capacity, within ``time_limit`` deterministic seconds."""
 
-    first_line: int = 1
+    starts: tuple[int, ...] = (1,)
     first_lines: int = 32
     growth: int = 2
     max_lines: int | None = 1024
@@ -256,8 +256,9 @@ class Ladder:
     time_limit: float = 10.0
 
     def __post_init__(self) -> None:
-        if self.first_line < 1 or self.first_lines < 1 or self.growth < 2:
-            raise PrefixOptimaError("ladder: need first_line >= 1, first_lines >= 1, "
+        if not self.starts or min(self.starts) < 1 or self.first_lines < 1 or \
+                self.growth < 2:
+            raise PrefixOptimaError("ladder: need start lines >= 1, first_lines >= 1, "
                                     "growth >= 2")
         if not 0 <= self.fraction < 1:
             raise PrefixOptimaError(f"ladder: the fraction {self.fraction} is not in [0, 1)")
@@ -265,15 +266,15 @@ class Ladder:
             raise PrefixOptimaError(f"ladder: the time limit {self.time_limit} is not "
                                     "positive")
 
-    def windows(self, lines: int) -> list[tuple[int, int]]:
-        """The ladder's windows inside a trace of ``lines`` lines."""
-        top = lines - self.first_line + 1
+    def windows(self, lines: int, first_line: int) -> list[tuple[int, int]]:
+        """The windows from ``first_line`` inside a trace of ``lines`` lines."""
+        top = lines - first_line + 1
         if self.max_lines is not None:
             top = min(top, self.max_lines)
         out, size = [], self.first_lines
         while top >= 1:
             size = min(size, top)
-            out.append((self.first_line, self.first_line + size - 1))
+            out.append((first_line, first_line + size - 1))
             if size == top:
                 break
             size *= self.growth
@@ -315,26 +316,27 @@ def run_ladder(requests: Sequence[Sequence[int]], trace_sha256: str, trace_name:
                ladder: Ladder, simulator: tuple[Simulator, dict[str, Any]] | None,
                report: Callable[[dict[str, Any]], None] | None = None,
                params: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Solve the ladder's windows until one is not OPTIMAL; the record. Windows whose
-    capacity would be 0 are skipped. Raises :class:`PrefixOptimaError` when none is
-    proved OPTIMAL."""
+    """From each start line, solve the ladder's windows until one is not OPTIMAL; the
+    record. Windows whose capacity would be 0 are skipped. Raises :class:`PrefixOptimaError`
+    when none is proved OPTIMAL."""
     params = dict(PREFIX_PARAMS if params is None else params)
     start = time.perf_counter()
     solved: list[dict[str, Any]] = []
-    stopped = None
-    for first, last in ladder.windows(len(requests)):
-        window = window_requests(requests, first, last)
-        facts = window_facts(window, prefix_intervals(window))
-        if capacity_of(facts.prefix_wall_capacity, ladder.fraction) == 0:
-            continue
-        entry = solve_window(window, first, last, ladder, params,
-                             simulator[0] if simulator else None)
-        if report is not None:
-            report(entry)
-        if entry["status"] != OPTIMAL:
-            stopped = entry
-            break
-        solved.append(entry)
+    stopped: list[dict[str, Any]] = []
+    for first_line in ladder.starts:
+        for first, last in ladder.windows(len(requests), first_line):
+            window = window_requests(requests, first, last)
+            facts = window_facts(window, prefix_intervals(window))
+            if capacity_of(facts.prefix_wall_capacity, ladder.fraction) == 0:
+                continue
+            entry = solve_window(window, first, last, ladder, params,
+                                 simulator[0] if simulator else None)
+            if report is not None:
+                report(entry)
+            if entry["status"] != OPTIMAL:
+                stopped.append(entry)
+                break
+            solved.append(entry)
     if not solved:
         raise PrefixOptimaError("no window of the ladder was proved OPTIMAL")
     return {
@@ -342,7 +344,7 @@ def run_ladder(requests: Sequence[Sequence[int]], trace_sha256: str, trace_name:
         "trace": {"path": trace_name, "sha256": trace_sha256},
         "model": MODEL,
         "capacity_fraction": [ladder.fraction.numerator, ladder.fraction.denominator],
-        "ladder": {"first_line": ladder.first_line, "first_lines": ladder.first_lines,
+        "ladder": {"starts": list(ladder.starts), "first_lines": ladder.first_lines,
                    "growth": ladder.growth, "max_lines": ladder.max_lines},
         "time_limit_deterministic_seconds": ladder.time_limit,
         "solver": {"name": "CP-SAT", "version": _ortools_version(), "params": params},

@@ -252,25 +252,27 @@ def check_record(record: dict[str, Any], trace: TraceRead) -> dict[str, Any]:
     if not isinstance(solved, list) or not solved:
         raise PrefixOptimaError("the record has no solved window")
     rows: list[dict[str, Any]] = []
-    previous_end = 0
+    largest: dict[int, int] = {}  # first line -> last line of the largest window so far
     for i, entry in enumerate(solved):
         c = _entry(f"solved[{i}]", entry, trace, fraction, problems)
         if c is None:
             continue
-        if entry["last_line"] <= previous_end:
+        if entry["last_line"] <= largest.get(entry["first_line"], 0):
             problems.append(f"{c.where}: not larger than the window before it")
-        previous_end = entry["last_line"]
+        largest[entry["first_line"]] = entry["last_line"]
         row = _check_solved(entry, c, limit, problems)
         if row is not None:
             rows.append(row)
-    stop = record.get("not_proved")
-    stop_row = None
-    if stop is not None:
-        c = _entry("not_proved", stop, trace, fraction, problems)
+    stops = record.get("not_proved")
+    if not isinstance(stops, list):
+        raise PrefixOptimaError("not_proved is not a list")
+    stop_rows = []
+    for i, stop in enumerate(stops):
+        c = _entry(f"not_proved[{i}]", stop, trace, fraction, problems)
         if c is not None:
             if stop["status"] == OPTIMAL:
                 problems.append(f"{c.where}: status OPTIMAL, yet recorded as not proved")
-            if stop["last_line"] <= previous_end:
+            if stop["last_line"] <= largest.get(stop["first_line"], 0):
                 problems.append(f"{c.where}: not larger than the largest solved window")
             stream = [b for r in c.requests for b in r]
             flat = simulate_belady_bypass(stream, stop["capacity"])
@@ -282,6 +284,7 @@ def check_record(record: dict[str, Any], trace: TraceRead) -> dict[str, Any]:
                                              "status", "objective", "bound",
                                              "deterministic_seconds")}
             stop_row["flat_optimum_hits"] = flat
+            stop_rows.append(stop_row)
     if problems:
         raise PrefixOptimaError("prefix-optima record: " + "; ".join(problems))
     solver = record.get("solver") or {}
@@ -302,7 +305,7 @@ def check_record(record: dict[str, Any], trace: TraceRead) -> dict[str, Any]:
         "windows": rows,
         "largest": rows[-1] if rows else None,
         "heuristic_short_of_optimum": sum(1 for r in rows if (r["heuristic_gap"] or 0) > 0),
-        "not_proved": stop_row,
+        "not_proved": stop_rows,
         "computed_by": f"CP-SAT (recorded in {PREFIX_OPTIMA_PATH.as_posix()}); re-checked by "
                        "Python from that record and the trace: window hashes, OPTIMAL, bound "
                        "= objective = the committed solution's prefix hits replayed now, at "
