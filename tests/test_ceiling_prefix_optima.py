@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from pytools.results.ceiling.prefix_model import (
     PrefixOptimaError,
+    belady_bypass_kept,
     decode_kept,
     encode_kept,
     prefix_intervals,
@@ -117,6 +118,18 @@ def test_model_equals_brute_force(requests: Requests, capacity: int) -> None:
     assert solve.objective >= radix_lru_hits(requests, capacity)
 
 
+@settings(max_examples=40, deadline=None)
+@given(requests_strategy, st.integers(0, 3))
+def test_belady_with_bypass_runs_a_prefix_cache(requests: Requests, capacity: int) -> None:
+    """With chained ids the flat optimum's own run is a prefix cache run: the flat optimum
+    is the prefix optimum (brute force over the definition agrees)."""
+    iv = prefix_intervals(requests)
+    kept, hits = belady_bypass_kept(requests, capacity, iv)
+    assert hits == simulate_belady_bypass([b for r in requests for b in r], capacity)
+    assert replay_kept(requests, capacity, iv, kept) == hits == brute_force_hits(requests,
+                                                                                 capacity)
+
+
 def test_a_shared_head_is_kept_once() -> None:
     """Requests sharing a head: the best use of two blocks keeps the head and one tail."""
     requests = chained([[0, 0, 0], [1], [0, 0, 0], [0, 0, 0]])
@@ -202,6 +215,8 @@ def _planted(record: dict[str, Any], change: Any) -> dict[str, Any]:
     (lambda e: e.update(kept="ff" * (len(e["kept"]) // 2)), "not a prefix cache run"),
     (lambda e: e.update(requests_sha256="0" * 64), "does not regenerate"),
     (lambda e: e.update(deterministic_seconds=99.0), "over the limit"),
+    (lambda e: e.update(objective=0, bound=0, kept="00" * (len(e["kept"]) // 2)),
+     "yet Belady with bypass's own run is a prefix cache run"),
     (lambda e: e.update(simulator={"cache_blocks": e["capacity"],
                                    "optimal_hits": e["objective"] + 1, "lru_hits": 0}),
      "above the proved optimum"),

@@ -6,6 +6,7 @@ prefix hits; radix LRU's hits from the prefix curve, for comparison. No solver h
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -190,3 +191,46 @@ def window_requests(requests: Sequence[Sequence[int]], first_line: int, last_lin
         raise PrefixOptimaError(f"window {first_line}:{last_line} is not inside the trace's "
                                 f"{len(requests)} lines")
     return tuple(tuple(r) for r in requests[first_line - 1:last_line])
+
+
+def belady_bypass_kept(requests: Sequence[Sequence[int]], capacity: int,
+                       iv: PrefixIntervals) -> tuple[list[bool], int]:
+    """Belady with bypass run on the window's flat block stream (on a miss in a full cache,
+    drop the cached or requested block whose next use is farthest, the requested one on a
+    tie), read as a kept-interval assignment: ``(p, q)`` kept when the block's reference in
+    request ``q`` hits. Returns the assignment and the run's flat hits.
+
+    With chained ids a block's parent is referenced before it in every request containing
+    it, so the parent's next use comes first and the run never drops a parent while keeping
+    a child that is used again: the assignment is a prefix-cache run of the same hits
+    (:func:`replay_kept` checks it), so the flat optimum is then the prefix optimum."""
+    stream = [b for r in requests for b in r]
+    nxt = [0] * len(stream)
+    seen: dict[int, int] = {}
+    for i in range(len(stream) - 1, -1, -1):
+        nxt[i] = seen.get(stream[i], len(stream))
+        seen[stream[i]] = i
+    hit = [False] * len(stream)
+    if capacity > 0:
+        cache: dict[int, int] = {}
+        heap: list[tuple[int, int]] = []
+        for i, block in enumerate(stream):
+            use = nxt[i]
+            if block in cache:
+                hit[i] = True
+            elif len(cache) >= capacity:
+                while cache.get(heap[0][1]) != -heap[0][0]:
+                    heapq.heappop(heap)  # stale entry
+                if use >= -heap[0][0]:
+                    continue  # bypass
+                del cache[heapq.heappop(heap)[1]]
+            cache[block] = use
+            heapq.heappush(heap, (-use, block))
+    position: dict[tuple[int, int], int] = {}
+    i = 0
+    for t, req in enumerate(requests):
+        for b in req:
+            position[(t, b)] = i
+            i += 1
+    kept = [hit[position[(q, b)]] for b, q in zip(iv.blocks, iv.ends, strict=True)]
+    return kept, sum(hit)

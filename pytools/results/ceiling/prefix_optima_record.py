@@ -34,7 +34,12 @@ the record and the trace alone:
   least radix LRU (computed here) and both recorded simulator figures: a record claiming more
   than the flat optimum, or less than a policy achieves, is refused;
 * the simulator's LRU equal to the prefix curve's LRU computed here, where the capacity is at
-  least the window's longest request (where the two are the same cache).
+  least the window's longest request (where the two are the same cache);
+* Belady with bypass's own run, read as a prefix cache run (:func:`flat_run_as_prefix`):
+  where it is one, it scores the flat optimum, which is then the prefix optimum, so an
+  OPTIMAL objective must equal it; for a window CP-SAT did not prove, this gives the
+  optimum without a solver. (With chained ids a parent is referenced before its child in
+  every request, so its next use comes first and Belady drops a child first.)
 
 This module runs no solver and no simulator, so certify re-checks the record without either.
 """
@@ -56,6 +61,7 @@ from pytools.traces.trace import TraceError, TraceRead, percent_str, read_trace
 from .prefix_model import (
     PrefixIntervals,
     PrefixOptimaError,
+    belady_bypass_kept,
     capacity_of,
     decode_kept,
     prefix_intervals,
@@ -191,12 +197,37 @@ def _check_solved(entry: dict[str, Any], c: _Checked, limit: float,
     if entry["objective"] > flat:
         problems.append(f"{where}: objective {entry['objective']} above the flat optimum "
                         f"(Belady with bypass) {flat}: no prefix cache hits more")
+    attained = flat_run_as_prefix(c, cap, flat, problems)
+    if attained is not None and entry["objective"] != attained:
+        problems.append(f"{where}: OPTIMAL objective {entry['objective']}, yet Belady with "
+                        f"bypass's own run is a prefix cache run of {attained} hits")
     lru = radix_lru_hits(c.requests, cap)
     if lru > entry["objective"]:
         problems.append(f"{where}: radix LRU hits {lru}, more than the optimum "
                         f"{entry['objective']}")
     sim = _check_simulator(entry, c, lru, problems)
-    return _row(entry, flat, lru, sim)
+    row = _row(entry, flat, lru, sim)
+    row["flat_run_prefix_hits"] = attained
+    return row
+
+
+def flat_run_as_prefix(c: _Checked, capacity: int, flat: int,
+                       problems: list[str]) -> int | None:
+    """The prefix hits of Belady with bypass's own run read as a prefix cache
+    (:func:`.prefix_model.belady_bypass_kept`, replayed by :func:`.prefix_model.replay_kept`)
+    when that replay is a prefix cache run scoring the flat optimum ``flat``; else ``None``.
+    A prefix cache is a flat demand-fetch cache with bypass, so then ``flat`` is the prefix
+    optimum too, found without a solver."""
+    kept, hits = belady_bypass_kept(c.requests, capacity, c.iv)
+    if hits != flat:
+        problems.append(f"{c.where}: Belady with bypass scores {hits} here and {flat} in "
+                        "pytools.traces.bypass")
+        return None
+    try:
+        replayed = replay_kept(c.requests, capacity, c.iv, kept)
+    except PrefixOptimaError:
+        return None
+    return replayed if replayed == flat else None
 
 
 def _check_simulator(entry: dict[str, Any], c: _Checked, lru: int,
@@ -284,6 +315,8 @@ def check_record(record: dict[str, Any], trace: TraceRead) -> dict[str, Any]:
                                              "status", "objective", "bound",
                                              "deterministic_seconds")}
             stop_row["flat_optimum_hits"] = flat
+            stop_row["flat_run_prefix_hits"] = flat_run_as_prefix(c, stop["capacity"], flat,
+                                                                 problems)
             stop_rows.append(stop_row)
     if problems:
         raise PrefixOptimaError("prefix-optima record: " + "; ".join(problems))
@@ -311,6 +344,14 @@ def check_record(record: dict[str, Any], trace: TraceRead) -> dict[str, Any]:
                        "= objective = the committed solution's prefix hits replayed now, at "
                        "most the flat optimum (Belady with bypass simulated now), at least "
                        "radix LRU (the prefix curve, now) and the simulator's recorded hits",
+        "flat_run_method": "flat_run_prefix_hits: Belady with bypass's own run on the "
+                           "window's block stream, read as kept reuse intervals and replayed "
+                           "now as a prefix cache run (closed under prefixes after every "
+                           "request, within the capacity); when it is one and scores the flat "
+                           "optimum, the flat optimum is the prefix optimum, with no solver "
+                           "(null: it is not one)",
+        "flat_run_attained": sum(1 for r in [*rows, *stop_rows]
+                                 if r["flat_run_prefix_hits"] is not None),
     }
 
 
