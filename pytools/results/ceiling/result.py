@@ -149,8 +149,11 @@ RESULT_LIMITS: tuple[str, ...] = (
     "leading run of its cached blocks. prefix_optima is prefix (radix) semantics on windows "
     "replayed alone from an empty cache, in blocks: the CP-SAT optimum of every prefix "
     "cache with bypass (recorded, re-checked from its committed solution, not proved in "
-    "Lean), next to the flat optimum (Belady with bypass, which bounds it) and the trace "
-    "authors' kvcache-simulator (its optimal heuristic and its LRU, recorded).",
+    "Lean), next to the flat optimum (Belady with bypass, which bounds it: a prefix cache is "
+    "a flat demand-fetch cache with bypass) and the trace authors' kvcache-simulator (its "
+    "optimal heuristic and its LRU, recorded); flat_run_prefix_hits replays Belady with "
+    "bypass's own run as a prefix cache run, which, where it is one, makes the flat optimum "
+    "the prefix optimum (a Python replay, not a Lean proof).",
 )
 
 #: Which figures count hits flat (each block on its own) and which with prefix semantics.
