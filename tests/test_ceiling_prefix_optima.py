@@ -348,3 +348,17 @@ def test_prefix_figures_are_written_from_the_checked_figures(
     assert [[str(r[c]) for c in OPTIMA_COLUMNS] for r in figures["windows"]] == rows[1:]
     svg = (tmp_path / "prefix.svg").read_text()
     assert "kvcache-simulator optimal" in svg and "<svg" in svg
+
+
+def test_cli_without_the_simulator_fails_in_one_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from pytools.results.ceiling.cli import main
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [1, 2]}\n')
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["prefix-optima", "--trace", str(trace), "--out", str(out),
+                                    "--kvsim-python", str(tmp_path / "no-python")])
+    assert res.exit_code == 1 and "no kvcache-simulator" in res.output
+    assert len(res.output.strip().splitlines()) == 1 and not out.exists()

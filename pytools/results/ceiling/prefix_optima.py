@@ -224,8 +224,12 @@ def find_simulator(python: Path) -> tuple[Simulator, dict[str, Any]]:
             f"block_size={SIM_BLOCK_TOKENS}, models_data=d)\n"
             f"print(json.dumps([md.version('kvcache-simulator'), c.bytes_per_block or "
             f"c.bytes_per_token * {SIM_BLOCK_TOKENS}]))\n")
-    proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
-                          timeout=120, check=False)
+    try:
+        proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
+                              timeout=120, check=False)
+    except OSError as exc:
+        raise PrefixOptimaError(f"{python}: no kvcache-simulator ({exc.strerror or exc}): "
+                                "run bash .ci/kvsim/install.sh") from None
     if proc.returncode != 0:
         raise PrefixOptimaError(f"{python}: no kvcache-simulator "
                                 f"({proc.stderr.strip().splitlines()[-1:]}): run "
