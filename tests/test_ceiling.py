@@ -139,8 +139,10 @@ def test_evidence_on_a_small_shared_trace(tmp_path: Path, monkeypatch) -> None:
     assert WARM_THEOREM in THEOREMS and warm["general_theorem"] in THEOREMS
     assert [(i.path, i.sha256) for i in ev.inputs] == [
         ("../shared/data/mooncake/conversation_trace.jsonl",
-         hashlib.sha256(trace.read_bytes()).hexdigest())
+         hashlib.sha256(trace.read_bytes()).hexdigest()),
+        ("data/ceiling/prefix_optima.json", "0" * 64),  # the stub of _small_shared_trace
     ]
+    assert f["prefix_optima"] == {"stub": True} and "prefix_optima" in f["semantics"]["prefix"]
     assert RESULT_ID == "demand-fetch-ceiling"
     assert RESULT_LIMITS and all(s.endswith(".") for s in RESULT_LIMITS)
 
@@ -149,7 +151,14 @@ def _small_shared_trace(tmp_path: Path, monkeypatch) -> Path:
     """2,001 lines, so that the claim's window (lines 1201-2000) exists; each line is a fresh
     block b plus the hot block 0, so the counts are known in closed form. The kernel-count
     figures come from the generated Lean modules (the window's and the whole trace's), written
-    under the temporary root."""
+    under the temporary root. The prefix-optima record (CP-SAT on windows of the real trace,
+    tested in test_ceiling_prefix_optima.py) is stubbed: no window of this trace has a
+    capacity that binds."""
+    from pytools.results.ceiling import result
+    from pytools.results.ceiling.prefix_optima_record import PrefixOptimaEvidence
+
+    monkeypatch.setattr(result, "prefix_optima_evidence", lambda root, trace: (
+        PrefixOptimaEvidence({"stub": True}, "0" * 64, trace.sha256)))
     lines = [json.dumps({"hash_ids": [0, b]}) for b in range(1, 2002)]
     shared = tmp_path / "shared"
     trace = shared / "data" / "mooncake" / "conversation_trace.jsonl"

@@ -34,6 +34,8 @@ EXPERIMENT_MODULES: dict[str, str] = {
     "pytools.results.leak.lmcache_pool": "drives LMCache's store",
     "pytools.results.placement.windows": "solves the CP-SAT ladder over windows of the trace "
     "(`pytools placement windows`), minutes of solving",
+    "pytools.results.ceiling.prefix_optima": "solves the CP-SAT prefix-cache ladders and runs "
+    "kvcache-simulator (`pytools ceiling prefix-optima`), minutes of solving",
     "pytools.admission.bench": "starts the proxy's server and a stand-in upstream",
 }
 

@@ -392,3 +392,63 @@ def sampled_curve_cmd(file: Path, rate: float, out_dir: Path, exact: bool,
         raise click.ClickException(str(exc)) from None
     for wr in written:
         click.echo(f"wrote {wr.path}  sha256 {wr.sha256}")
+
+
+@main.command("prefix-optima")
+@click.option("--trace", "trace_path", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Trace file (default: the shared Mooncake trace).")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Record to write (default: the committed data/ceiling/prefix_optima.json).")
+@click.option("--kvsim-python", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Python of kvcache-simulator's venv (default: "
+              ".venv-kvsim/bin/python; bash .ci/kvsim/install.sh).")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, help="CP-SAT limit per window, in deterministic seconds.")
+@click.option("--first-line", "first_line", type=click.IntRange(min=1), multiple=True,
+              default=(1, 4001, 8001), show_default=True,
+              help="Where the windows start (repeatable).")
+@click.option("--first-lines", type=click.IntRange(min=1), default=32, show_default=True,
+              help="Lines of the first window; each next window has twice as many.")
+@click.option("--max-lines", type=click.IntRange(min=1), default=2048, show_default=True)
+def prefix_optima_cmd(trace_path: Path | None, out: Path | None, kvsim_python: Path | None,
+                      time_limit: float, first_line: tuple[int, ...], first_lines: int,
+                      max_lines: int) -> None:
+    """Solve the prefix-cache optimum exactly (CP-SAT, one worker) on growing windows of the
+    trace at half their prefix wall capacity, with kvcache-simulator's optimal and LRU at the
+    same capacities, until one is not proved OPTIMAL, and the simulator on the whole trace at
+    its default budgets; write the record certify re-checks."""
+    from pytools.files import check_can_write
+    from pytools.paths import mooncake_trace
+    from pytools.traces.trace import TRACE_INPUT_PATH, read_trace
+
+    from .prefix_optima import Ladder, find_simulator, run_ladder, write_record
+    from .prefix_optima_record import PREFIX_OPTIMA_PATH, PrefixOptimaError
+
+    root = project_root()
+    path = trace_path or mooncake_trace(root)
+    out = out or (root / PREFIX_OPTIMA_PATH)
+    shared = mooncake_trace(root)
+    named = (TRACE_INPUT_PATH if shared.is_file() and path.resolve() == shared.resolve()
+             else str(path))
+
+    def report(e: dict[str, object]) -> None:
+        click.echo(f"lines {e['first_line']}-{e['last_line']}: {e['references']} references, "
+                   f"{e['distinct_blocks']} distinct, capacity {e['capacity']} (prefix wall "
+                   f"capacity {e['prefix_wall_capacity']}): {e['status']} {e['objective']} "
+                   f"hits (bound {e['bound']}) in {e['solve_seconds']} s; simulator "
+                   f"{e['simulator']}")
+
+    try:
+        check_can_write(out)  # before solving: a bad output path fails now
+        sim = find_simulator(kvsim_python or root / ".venv-kvsim/bin/python")
+        trace = read_trace(path)
+        ladder = Ladder(starts=first_line, first_lines=first_lines, max_lines=max_lines,
+                        time_limit=time_limit)
+        record = run_ladder(trace.requests, trace.sha256, named, ladder, sim, report)
+        record["whole_trace"] = sim[0].whole_trace(path, named)
+        write_record(out, record)
+    except (PrefixOptimaError, TraceError) as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"{exc.filename or out}: {exc.strerror or exc}") from None
+    click.echo(f"total {record['total_seconds']} s; wrote {out}")

@@ -88,6 +88,8 @@ class PrefixPlotData:
     flat_percent: np.ndarray
     ceiling: float
     flat_ceiling: float
+    #: points drawn on top, each (label, capacities, percents): e.g. a simulator's budgets
+    marks: tuple[tuple[str, tuple[int, ...], tuple[float, ...]], ...] = ()
 
     def figure(self) -> Any:
         """The figure: the prefix curve, the flat count of the same cache, both ceilings."""
@@ -107,6 +109,9 @@ class PrefixPlotData:
                    label=f"prefix ceiling (infinite capacity) = {self.ceiling_percent} %")
         ax.axvline(self.longest, color="C2", linestyle=":",
                    label=f"longest request ({self.longest} blocks)")
+        for i, (label, caps, percents) in enumerate(self.marks):
+            ax.plot(caps, percents, linestyle="none", marker="os^"[i % 3], markersize=4,
+                    color=f"C{3 + i}", label=label)
         ax.set_xscale("log", base=2)
         ax.set_xlim(*plot_xlim(self.distinct))
         ticks, labels = log2_ticks(self.distinct)
@@ -127,8 +132,11 @@ class PrefixPlotData:
         return fig
 
 
-def prefix_plot_data(curve: PrefixCurve, source: Source) -> PrefixPlotData:
-    """The visible points of the prefix curve and of the flat count, each exact."""
+def prefix_plot_data(curve: PrefixCurve, source: Source,
+                     marks: tuple[tuple[str, tuple[int, ...], tuple[float, ...]], ...] = ()
+                     ) -> PrefixPlotData:
+    """The visible points of the prefix curve and of the flat count, each exact (and
+    ``marks``, points drawn on top)."""
     every = np.arange(1, curve.distinct + 1, dtype=np.int64)
     keep = visible_points(pixel_columns(every, curve.distinct), curve.hits, curve.flat_hits)
     m = max(curve.measured, 1)
@@ -138,7 +146,7 @@ def prefix_plot_data(curve: PrefixCurve, source: Source) -> PrefixPlotData:
         flat_ceiling_percent=percent_of(curve.flat_ceiling, curve.measured),
         capacities=every[keep], prefix_percent=100.0 * curve.hits[keep] / m,
         flat_percent=100.0 * curve.flat_hits[keep] / m, ceiling=curve.ceiling / m,
-        flat_ceiling=curve.flat_ceiling / m)
+        flat_ceiling=curve.flat_ceiling / m, marks=marks)
 
 
 def percent_of(hits: int, measured: int) -> str:
@@ -151,10 +159,13 @@ def percent_of(hits: int, measured: int) -> str:
 
 def prefix_outputs(summary: ScanSummary, curve: PrefixCurve, label: str,
                    plotter: Plotter | None = None,
-                   bytes_per_token: float | None = None) -> dict[str, Writer]:
-    """``prefix.csv``, ``prefix.svg`` and ``prefix.png`` of a prefix curve."""
+                   bytes_per_token: float | None = None,
+                   marks: tuple[tuple[str, tuple[int, ...], tuple[float, ...]], ...] = ()
+                   ) -> dict[str, Writer]:
+    """``prefix.csv``, ``prefix.svg`` and ``prefix.png`` of a prefix curve (with ``marks``
+    drawn on the plot)."""
     source = Source(label, summary.sha256, summary.window)
-    data = prefix_plot_data(curve, source)
+    data = prefix_plot_data(curve, source, marks)
     if plotter is not None:
         plotter.submit(data)  # type: ignore[arg-type]  (drawn while the table is written)
         result = plotter.result

@@ -16,6 +16,7 @@ from pytools.results.generated import Generated, regenerate_command
 from pytools.results.spec import Evidence, InputFile, ResultSpec, svg_and_csv
 from pytools.traces.curve import Curve
 from pytools.traces.output import write_outputs
+from pytools.traces.prefix import compute_prefix_curve
 from pytools.traces.trace import (
     CLAIM_WINDOW,
     TRACE_INPUT_PATH,
@@ -39,6 +40,8 @@ from .lean_instance import (
     stated_constants,
     trace_module,
 )
+from .prefix_optima_out import prefix_figure_outputs
+from .prefix_optima_record import PREFIX_OPTIMA_PATH, PrefixOptimaError, prefix_optima_evidence
 from .sweep import SweepRow, analysed, counts_from, sweep_capacities, sweep_outputs, sweep_rows
 
 #: Id of the published result whose evidence :func:`evidence` computes.
@@ -141,7 +144,27 @@ RESULT_LIMITS: tuple[str, ...] = (
     "counts the kernel-checked theorems state. The counting passes check that blocks arrive "
     "in first-occurrence order (the trace numbers them so). The number of requests (lines) "
     "is Python's. The policy hits and the sweep are Python simulations.",
+    "Flat and prefix figures (see semantics): every figure but prefix_optima is flat, each "
+    "block hitting on its own; engines (vLLM, SGLang, Mooncake) serve a request only the "
+    "leading run of its cached blocks. prefix_optima is prefix (radix) semantics on windows "
+    "replayed alone from an empty cache, in blocks: the CP-SAT optimum of every prefix "
+    "cache with bypass (recorded, re-checked from its committed solution, not proved in "
+    "Lean), next to the flat optimum (Belady with bypass, which bounds it: a prefix cache is "
+    "a flat demand-fetch cache with bypass) and the trace authors' kvcache-simulator (its "
+    "optimal heuristic and its LRU, recorded); flat_run_prefix_hits replays Belady with "
+    "bypass's own run as a prefix cache run, which, where it is one, makes the flat optimum "
+    "the prefix optimum (a Python replay, not a Lean proof).",
 )
+
+#: Which figures count hits flat (each block on its own) and which with prefix semantics.
+SEMANTICS: dict[str, object] = {
+    "flat": ["max_hits", "ceiling_numerator", "ceiling_denominator", "ceiling_percent",
+             "policy_hits", "sweep", "bypass", "kernel_counts", "window"],
+    "prefix": ["prefix_optima"],
+    "flat_means": "a block hits when it is cached, whatever else of its request is",
+    "prefix_means": "a request hits the longest leading run of its blocks that is cached; "
+                    "the cache is closed under prefixes (a radix tree), as engines serve it",
+}
 
 
 #: Capacities whose LRU/Belady hits the evidence states (plus the number of distinct blocks).
@@ -381,15 +404,31 @@ def evidence(root: Path) -> Evidence:
     }
     warm = figures["window"]["warm_start"]
     check_stated(root, {"warm_references": warm["references"], "warm_new": warm["distinct_new"]})
-    return Evidence(figures=figures, inputs=(InputFile(path=TRACE_INPUT_PATH, sha256=sha),))
+    try:  # the CP-SAT record of prefix-cache optima, re-checked against the trace
+        optima = prefix_optima_evidence(root, trace)
+    except PrefixOptimaError as exc:
+        raise TraceError(str(exc)) from None
+    figures["prefix_optima"] = optima.figures
+    figures["semantics"] = SEMANTICS
+    return Evidence(figures=figures, inputs=(
+        InputFile(path=TRACE_INPUT_PATH, sha256=sha),
+        InputFile(path=PREFIX_OPTIMA_PATH.as_posix(), sha256=optima.record_sha256)))
 
 
 def artifacts(root: Path, out: Path) -> list[Path]:
     """The sweep's table and plot, for the whole trace (``sweep.*``) and for the claim's window
-    (``window-sweep.*``), as published next to the certificate."""
+    (``window-sweep.*``), and the prefix figures (``prefix.*``: the whole trace's prefix curve
+    with the simulator's budgets; ``prefix-optima.*``: the windows' CP-SAT optima), as
+    published next to the certificate."""
     _, (summary, curve), (w_summary, w_curve) = _analysed(root)
     outputs = {**sweep_outputs(summary, curve, TRACE_INPUT_PATH),
                **sweep_outputs(w_summary, w_curve, TRACE_INPUT_PATH, stem="window-sweep")}
+    try:  # the prefix curve and the CP-SAT prefix optima, from the re-checked record
+        optima = prefix_optima_evidence(root)
+    except PrefixOptimaError as exc:
+        raise TraceError(str(exc)) from None
+    p_summary, p_curve = compute_prefix_curve(mooncake_trace(root), "tokens", 0.5)
+    outputs.update(prefix_figure_outputs(optima.figures, p_summary, p_curve, TRACE_INPUT_PATH))
     return svg_and_csv([w.path for w in write_outputs(out, outputs)])
 
 
