@@ -88,8 +88,8 @@ case "$cmd" in
         install_pid[$name]=$!
       done
     fi
-    log "fast tests"
-    "$PY" -m pytest -q -m "not lean and not browser and not engines and not install" "$@"
+    log "fast tests (two at a time: pytest-xdist, one worker per core of CI's two)"
+    "$PY" -m pytest -q -n 2 -m "not lean and not browser and not engines and not install" "$@"
     log "install test (a clean venv with the default dependencies alone verifies certificates/)"
     rc=0; "$PY" -m pytest -q -m install "$@" || rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
