@@ -24,6 +24,8 @@ public import Proofs.Leak.Table
 public import Proofs.Placement.Farthest
 public import Proofs.Placement.Optimal
 public import Proofs.Placement.Simulation
+public import Proofs.Placement.Cost
+public import Proofs.Placement.Scan
 
 /-!
 # Proofs: the limits of multi-tenant KV-cache sharing
