@@ -26,6 +26,7 @@ public import Proofs.Placement.Optimal
 public import Proofs.Placement.Simulation
 public import Proofs.Placement.Cost
 public import Proofs.Placement.Scan
+public import Proofs.Placement.Binding
 
 /-!
 # Proofs: the limits of multi-tenant KV-cache sharing
