@@ -194,7 +194,7 @@ theorem jointStep_layouts_fit (P : H → Policy α) (hosts : List H) (cap : H �
 
 /-! ## The headline -/
 
-/-- **The pooled offline optimum, priced, bounds every routing's per-host cost.** For every
+/-- **A pooled layout against per-host caches, priced, under every routing.** For every
 routed trace whose requests go to listed hosts (each listed once), and every family of
 demand-fetch policies `P h` whose runs fit capacities `cap h`, some demand-fetch pooled layout
 policy fitting every host's capacity has, with `e` the requests that miss on their host while
