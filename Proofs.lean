@@ -24,6 +24,9 @@ public import Proofs.Leak.Table
 public import Proofs.Placement.Farthest
 public import Proofs.Placement.Optimal
 public import Proofs.Placement.Simulation
+public import Proofs.Placement.Cost
+public import Proofs.Placement.Scan
+public import Proofs.Placement.Binding
 
 /-!
 # Proofs: the limits of multi-tenant KV-cache sharing
@@ -65,7 +68,13 @@ The library's root: importing `Proofs` brings every published result.
   `Proofs.Placement.Simulation` — at every capacity, under every routing, a pooled
   demand-fetch cache with the summed capacity misses no more than per-instance caches
   (strictly less when a request misses on its host while another host caches its block), so
-  pooled Belady with bypass at the summed capacity bounds every routing's misses from below.
+  pooled Belady with bypass at the summed capacity bounds every routing's misses from below;
+  `Proofs.Placement.Cost` — priced (remote hit `r`, miss `m`): for every routing, a pooled
+  layout costs at most the per-host caches when `r ≤ m` (exactly `m - r` less per remote hit),
+  and at most them for every `r` when remote hits dearer than a miss are declined;
+  `Proofs.Placement.Scan` — on a family of traces pooled LRU misses more than per-host LRU at
+  equal memory; `Proofs.Placement.Binding` — on a committed stream below the wall's capacity
+  the kernel counts Belady with bypass's misses: the optimum, strictly above the wall.
 * `Proofs.Leak.Salted` — a prefix cache keyed by (salt, block) with a keyed salt bound at
   admission: zero cross-tenant leak for every history, full own reuse, T copies of a shared
   prefix; an exact design of the isolation floor; unsalted or client-chosen salts leak.

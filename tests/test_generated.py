@@ -30,6 +30,8 @@ TRACE_FREE_INPUTS = (
     "Proofs/Kernel/Table.lean",
     "data/placement/instance.json",
     "Proofs/Placement/Farthest.lean",
+    "data/placement/binding.json",
+    "Proofs/Placement/Binding.lean",
 )
 TRACE_FREE_RESULTS = ["single-owner-kernel", "pooled-placement"]
 
@@ -77,7 +79,8 @@ def test_every_result_with_lean_data_lists_its_generated_files() -> None:
     assert listed == {"Proofs/Ceiling/Mooncake.lean", "Proofs/Ceiling/MooncakeTrace.lean",
                       "Proofs/Kernel/Workflows.lean",
                       "Proofs/Kernel/Table.lean", "data/placement/instance.json",
-                      "Proofs/Placement/Farthest.lean", "Proofs/Leak/PartitionCases.lean"}
+                      "Proofs/Placement/Farthest.lean", "Proofs/Leak/PartitionCases.lean",
+                      "data/placement/binding.json", "Proofs/Placement/Binding.lean"}
 
 
 def test_check_names_the_file_the_line_and_the_command(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from pytools.paths import mooncake_trace, sha256_file
 from pytools.results.cli import regenerate
+from pytools.results.placement.binding import BINDING_PATH
 from pytools.results.placement.cli import main
 from pytools.results.placement.instance import (
     INSTANCE_PARAMS,
@@ -102,8 +103,11 @@ def test_evidence_figures(ev: Evidence, instance_path: Path, inst: Instance) -> 
         (INSTANCE_PATH.as_posix(), sha256_file(instance_path)),
         (TRACE_INPUT_PATH, sha256_file(mooncake_trace(instance_path.parents[2]))),
         (WINDOWS_PATH.as_posix(), sha256_file(instance_path.parents[2] / WINDOWS_PATH)),
+        (BINDING_PATH.as_posix(), sha256_file(instance_path.parents[2] / BINDING_PATH)),
     ]  # the routing table's trace (tests/test_placement_routing.py), the CP-SAT windows
-    # record (tests/test_placement_windows.py)
+    # record (tests/test_placement_windows.py), the binding instance
+    # (tests/test_placement_binding.py)
+    assert f["binding_instance"]["optimum"] > f["binding_instance"]["wall"]
     assert len(f["sweep"]) == SWEEP_PARAMS["max_hosts"]
     assert f["sweep_seed"] == SWEEP_PARAMS["seed"]
     json.dumps(f, allow_nan=False)  # canonical-JSON-able

@@ -68,13 +68,14 @@ def lean_block(inst: Instance) -> str:
     return "\n".join(out)
 
 
-def _split(text: str, where: Path) -> tuple[str, str, str]:
-    """(before, block, after) of a Lean file around the generated block."""
-    start = text.find(BEGIN + "\n")
-    stop = text.find("\n" + END + "\n", start + 1) if start >= 0 else -1
+def _split(text: str, where: Path, begin: str = BEGIN, end: str = END) -> tuple[str, str, str]:
+    """(before, block, after) of a Lean file around the generated block (from the line
+    ``begin`` to the line ``end``)."""
+    start = text.find(begin + "\n")
+    stop = text.find("\n" + end + "\n", start + 1) if start >= 0 else -1
     if start < 0 or stop < 0:
-        raise PlacementError(f"{where}: no generated block ({BEGIN!r} ... {END!r})")
-    stop += len("\n" + END)
+        raise PlacementError(f"{where}: no generated block ({begin!r} ... {end!r})")
+    stop += len("\n" + end)
     return text[:start], text[start:stop], text[stop:]
 
 

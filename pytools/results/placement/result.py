@@ -1,5 +1,6 @@
-"""The published result ``pooled-placement``: pooled KV placement is optimal, with a CP-SAT
-certificate on a committed serving instance.
+"""The published result ``pooled-placement``: the pooled offline optimum bounds every routing's
+per-host misses (and, with remote hits priced, its cost), with CP-SAT certificates on committed
+instances.
 
 The Lean side (``Proofs/Placement/Wall.lean``, namespace ``KVCache.Placement``) proves, for
 every routing, every demand-fetch policy, every capacity and every trace, that a cache
@@ -10,8 +11,14 @@ requested on two hosts. At every capacity, ``Proofs/Placement/Simulation.lean`` 
 for every routing and every family of per-host demand-fetch policies within their capacities,
 some pooled demand-fetch policy within the summed capacity misses no more (strictly fewer when
 a request misses on its host while another host caches its block; with each host listed once,
-exactly that many fewer). This module checks the story on one concrete instance with an
-independent solver, Google OR-Tools CP-SAT (:mod:`.solver`).
+exactly that many fewer). ``Proofs/Placement/Cost.lean`` prices it: a local hit costs 0, a
+remote hit ``r``, a miss ``m``; the pooled layout's cost is at most the per-host cost when
+``r <= m`` (exactly, plus ``(m - r)`` per remote hit), ``(r - m)`` more per remote hit when
+``r > m``, and at most it for every ``r`` when remote hits dearer than a miss are declined.
+``Proofs/Placement/Scan.lean`` proves the other direction for online caches: on a family of
+traces pooled LRU misses strictly more than per-host LRU at equal memory. This module checks
+the story on one concrete instance with an independent solver, Google OR-Tools CP-SAT
+(:mod:`.solver`).
 
 Below the wall's capacity, ``Proofs/Placement/Farthest.lean`` has the Lean kernel run the
 pooled farthest-next-use cache (with sizes) on the same instance, whose data it carries in a
@@ -25,6 +32,11 @@ Mooncake trace, solved once into ``data/placement/windows.json`` and re-checked 
 windows regenerate from the trace, each is OPTIMAL with bound = objective, and each optimum
 equals the misses of Belady with bypass, which ``Proofs/Placement/Optimal.lean`` proves the
 demand-fetch optimum at every capacity.
+
+Where the capacity binds (``binding_instance``, :mod:`.binding`): a committed stream of unit
+blocks at half the capacity the wall needs, whose optimum CP-SAT proves OPTIMAL and the Lean
+kernel computes as Belady with bypass's misses (``Proofs/Placement/Binding.lean``): one number,
+strictly above the wall.
 """
 
 from __future__ import annotations
@@ -37,6 +49,14 @@ from pytools.results.generated import Generated, regenerate_command
 from pytools.results.spec import Evidence, InputFile, ResultSpec, svg_and_csv
 from pytools.traces.trace import TRACE_INPUT_PATH
 
+from .binding import (
+    BINDING_LEAN_FILE,
+    BINDING_PATH,
+    binding_figures,
+    binding_instance_text,
+    binding_lean_text,
+    load_binding,
+)
 from .instance import (
     INSTANCE_PARAMS,
     INSTANCE_PATH,
@@ -56,16 +76,28 @@ from .windows_record import WINDOWS_PATH, windows_evidence
 RESULT_ID = "pooled-placement"
 
 #: Title of the published result.
-RESULT_TITLE = "Pooled KV placement reaches the compulsory-miss wall; per-instance caching cannot"
+RESULT_TITLE = ("The pooled offline optimum bounds every routing's per-host misses and cost; "
+                "pooled caching reaches the compulsory-miss wall")
 
 #: Fully qualified Lean theorems the result rests on (Proofs/Placement/Wall.lean,
-#: Proofs/Placement/Farthest.lean, Proofs/Placement/Simulation.lean and
-#: Proofs/Placement/Optimal.lean), headline first: on the committed instance, below the
+#: Proofs/Placement/Farthest.lean, Proofs/Placement/Simulation.lean,
+#: Proofs/Placement/Optimal.lean, Proofs/Placement/Cost.lean, Proofs/Placement/Scan.lean and
+#: Proofs/Placement/Binding.lean), headline first: on the committed instance, below the
 #: capacity the wall needs, the kernel-computed farthest-next-use misses are the optimum; at
-#: every capacity, pooled simulates per-instance, and (counting blocks) Belady with bypass is
-#: the demand-fetch optimum.
+#: every capacity, pooled simulates per-instance (priced: the pooled layout's cost bounds the
+#: per-host cost), pooled LRU can miss more than per-host LRU, (counting blocks) Belady with
+#: bypass is the demand-fetch optimum, and on the binding instance its kernel-computed misses
+#: are that optimum, above the wall.
 THEOREMS: tuple[str, ...] = (
     "KVCache.Placement.instance_farthest_optimal",
+    "KVCache.Placement.pooled_cost_le_perInstance_cost",
+    "KVCache.Placement.layoutCost_jointStep",
+    "KVCache.Placement.pooled_lru_scan_gt_perInstance",
+    "KVCache.Placement.pooled_lru_scan_misses",
+    "KVCache.Placement.perInstance_lru_scan_misses",
+    "KVCache.Placement.binding_optimal",
+    "KVCache.Placement.binding_beladyBypass_misses",
+    "KVCache.Placement.binding_wall_eq",
     "KVCache.Placement.pooled_simulates_perInstance",
     "KVCache.Placement.perInstanceMisses_ge_of_pooled_bound",
     "KVCache.Placement.perInstanceMisses_ge_pooled_beladyBypass",
@@ -130,6 +162,27 @@ RESULT_LIMITS: tuple[str, ...] = (
     "from it: the committed instance has sizes.",
     "The sweep uses small generated instances (one stream, 1..16 hosts); its hit rates "
     "illustrate the trend and are not measurements.",
+    "Priced (Proofs/Placement/Cost.lean): a request costs 0 when its host's memory holds the "
+    "block, r when another host's memory holds it (a remote hit), m otherwise (a miss), per "
+    "block, naturals. For every routing and every family of per-host demand-fetch policies "
+    "fitting cap(h), hosts listed once, the pooled layout that keeps blocks where the hosts' "
+    "policies put them and reads the other hosts' memory costs exactly m per miss and r per "
+    "remote hit: at most the per-host cost m * misses when r <= m (the difference is (m - r) "
+    "per remote hit), (r - m) more per remote hit when r > m, and at most the per-host cost "
+    "for every r when a remote hit dearer than a miss is declined. The pooled layout is "
+    "offline (built from the hosts' runs): it bounds the pooled offline optimum, it is not a "
+    "policy a store runs online; no bandwidth limits, queueing or block sizes.",
+    "Online caches are not covered by the bound (Proofs/Placement/Scan.lean): on the family "
+    "scanTrace n (host 0 reuses one block, host 1 scans fresh blocks), for every n >= 2, one "
+    "pooled LRU cache of 2 blocks misses n - 1 more times than LRU with 1 block on each of "
+    "the two hosts.",
+    "binding_instance: one committed, synthetic stream (48 requests, unit blocks, generated "
+    "from a seed, data/placement/binding.json) at half the capacity the wall needs; CP-SAT's "
+    "interval model proves its optimum (solved at certify time) and the Lean kernel computes "
+    "Belady with bypass's misses on the same stream (a generated block of "
+    "Proofs/Placement/Binding.lean), which binding_optimal proves the demand-fetch optimum; "
+    "the certificate requires the two equal and strictly above the wall. One cache from a "
+    "cold start; no hosts.",
     *ROUTING_LIMITS,
     "optimum_windows (CP-SAT on real windows): one trace, the shared Mooncake conversation "
     "trace (its SHA-256 recorded); windows of its first lines only, each replayed alone from "
@@ -157,6 +210,11 @@ INSTANCE_FILE = Generated(
     lambda _root: instance_bytes(generate_instance(**INSTANCE_PARAMS)), errors=(PlacementError,))
 FARTHEST_FILE = Generated(LEAN_FILE, regenerate_command(RESULT_ID), lean_file_text,
                           errors=(PlacementError, OSError, ValueError))
+#: The binding instance (generated from its parameters), then its Lean block.
+BINDING_FILE = Generated(BINDING_PATH, regenerate_command(RESULT_ID), binding_instance_text,
+                         errors=(PlacementError,))
+BINDING_LEAN = Generated(BINDING_LEAN_FILE, regenerate_command(RESULT_ID), binding_lean_text,
+                         errors=(PlacementError, OSError, ValueError))
 
 
 def _checked(root: Path, generated: Generated) -> None:
@@ -185,11 +243,23 @@ def evidence(root: Path) -> Evidence:
     if windows.trace_sha256 != trace_input.sha256:
         raise PlacementError(f"{trace_input.path}: changed while it was read")
     figures["optimum_windows"] = windows.figures
+    figures["binding_instance"] = binding_evidence(root)
+    binding_path = Path(root) / BINDING_PATH
     return Evidence(
         figures=figures,
         inputs=(InputFile(INSTANCE_PATH.as_posix(), sha256_file(path)), trace_input,
-                InputFile(WINDOWS_PATH.as_posix(), windows.record_sha256)),
+                InputFile(WINDOWS_PATH.as_posix(), windows.record_sha256),
+                InputFile(BINDING_PATH.as_posix(), sha256_file(binding_path))),
     )
+
+
+def binding_evidence(root: Path) -> dict[str, Any]:
+    """The binding instance's figures (:func:`.binding.binding_figures`), once its committed
+    file and Lean block are checked to be the generated ones (the kernel's count is then the
+    count of this stream). Raises :class:`PlacementError` otherwise."""
+    _checked(root, BINDING_FILE)
+    _checked(root, BINDING_LEAN)
+    return binding_figures(load_binding(Path(root) / BINDING_PATH))
 
 
 def kernel_counts(root: Path, inst: Instance, solver_figures: dict[str, Any]) -> dict[str, Any]:
@@ -248,7 +318,7 @@ SPEC = ResultSpec(
     theorems=THEOREMS,
     limits=RESULT_LIMITS,
     evidence=evidence,
-    generated=(INSTANCE_FILE, FARTHEST_FILE),
+    generated=(INSTANCE_FILE, FARTHEST_FILE, BINDING_FILE, BINDING_LEAN),
     artifacts=artifacts,
     # the instance's figures come from instance.json alone (see :func:`evidence`)
     input_figures={TRACE_INPUT_PATH: ("routing", "optimum_windows"),
