@@ -265,6 +265,12 @@ def test_a_key_from_another_driver_or_toolchain_is_not_reused(tmp_path: Path,
     assert replay_modules(lean, build, ["Proofs.A"]).ok
 
 
+def test_default_workers_keep_within_memory() -> None:
+    assert replay.default_workers(cores=2, memory_gb=23.4) == 1  # CI's machine
+    assert replay.default_workers(cores=16, memory_gb=128) == 10
+    assert replay.default_workers(cores=2, memory_gb=4) == 1
+
+
 def test_modules_are_shared_among_workers_heaviest_first() -> None:
     weights = {"A": 1.0, "B": 10.0, "C": 2.0, "D": 3.0}
     assert share_out(list(weights), weights.__getitem__, 2) == [["B"], ["A", "C", "D"]]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -44,6 +45,10 @@ DRIVER = Path(__file__).with_name("KernelReplay.lean")
 PART_SUFFIXES = (".olean", ".olean.server", ".olean.private")
 #: Wall-clock limit of one replay of the whole library, in seconds.
 REPLAY_TIMEOUT_S = 3600.0
+#: Resident memory one driver process may reach on the whole library, in GB (measured 11.4 GB
+#: on the registry Lean: V8's code and heaps beside the 4 GiB WebAssembly heap, which never
+#: shrinks); the default number of processes keeps within the machine's memory.
+REPLAY_PROCESS_GB = 12
 #: The build folder's memory of accepted replays: module -> key, the driver's line, seconds.
 ACCEPTED_FILE = "pytools-replay.json"
 _ACCEPTED_FORMAT = 1
@@ -213,6 +218,18 @@ def share_out(modules: Sequence[str], weight: Callable[[str], float], workers: i
         loads[i] += weight(module)
     order = {m: i for i, m in enumerate(modules)}
     return [sorted(g, key=order.__getitem__) for g in groups if g]
+
+
+def default_workers(cores: int | None = None, memory_gb: float | None = None) -> int:
+    """How many driver processes at once by default: one per core, as many as fit in memory
+    at :data:`REPLAY_PROCESS_GB` each, at least one (a 2-core, 24 GB machine: one)."""
+    cores = cores or os.cpu_count() or 1
+    if memory_gb is None:
+        try:
+            memory_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+        except (ValueError, OSError):
+            memory_gb = REPLAY_PROCESS_GB
+    return max(1, min(cores, int(memory_gb // REPLAY_PROCESS_GB)))
 
 
 def replay_modules(toolchain: Toolchain, build_dir: Path, modules: Sequence[str], *,

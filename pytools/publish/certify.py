@@ -32,9 +32,9 @@ from pytools.lean.audit import certificate as audit_certificate
 from pytools.lean.audit import native as audit_native
 from pytools.lean.audit import reviewed
 from pytools.lean.audit.records import AuditError, AuditReport, Declaration
-from pytools.lean.build import BUILD_DIR, BuildResult, default_jobs
+from pytools.lean.build import BUILD_DIR, BuildResult
 from pytools.lean.build_audit import build_and_audit, build_summary, library_files
-from pytools.lean.replay import ReplayError, replay_modules
+from pytools.lean.replay import ReplayError, default_workers, replay_modules
 from pytools.lean.toolchain import Toolchain, find_toolchain
 from pytools.paths import sha256_file
 from pytools.results.registry import published_results, published_theorems
@@ -233,11 +233,12 @@ def _silent(line: str) -> None:
 def kernel_replay(toolchain: Toolchain, root: Path, modules: list[str], jobs: int | None = None,
                   say: Callable[[str], None] = _silent) -> list[str]:
     """Replay every library module through the toolchain's kernel (the ``KernelReplay.lean``
-    driver, :mod:`pytools.lean.replay`), ``jobs`` processes at once (default: as many as the
-    build runs); one problem line per module it did not accept."""
+    driver, :mod:`pytools.lean.replay`), ``jobs`` processes at once (default: as many as cores
+    and memory allow, :func:`pytools.lean.replay.default_workers`); one problem line per module
+    it did not accept."""
     try:
         outcome = replay_modules(toolchain, root / BUILD_DIR, modules,
-                                 workers=jobs or default_jobs(toolchain))
+                                 workers=jobs or default_workers())
     except ReplayError as exc:
         return [f"kernel-replay: {exc}"]
     say(f"kernel replay: {len(modules) - len(outcome.reused)} modules replayed, "
