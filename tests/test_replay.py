@@ -267,7 +267,7 @@ def test_a_key_from_another_driver_or_toolchain_is_not_reused(tmp_path: Path,
 
 def test_default_workers_keep_within_memory() -> None:
     assert replay.default_workers(cores=2, memory_gb=23.4) == 1  # CI's machine
-    assert replay.default_workers(cores=16, memory_gb=128) == 10
+    assert replay.default_workers(cores=16, memory_gb=128) == 8
     assert replay.default_workers(cores=2, memory_gb=4) == 1
 
 

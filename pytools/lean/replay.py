@@ -45,10 +45,10 @@ DRIVER = Path(__file__).with_name("KernelReplay.lean")
 PART_SUFFIXES = (".olean", ".olean.server", ".olean.private")
 #: Wall-clock limit of one replay of the whole library, in seconds.
 REPLAY_TIMEOUT_S = 3600.0
-#: Resident memory one driver process may reach on the whole library, in GB (measured 11.4 GB
+#: Resident memory one driver process may reach on the whole library, in GB (measured 14.9 GB
 #: on the registry Lean: V8's code and heaps beside the 4 GiB WebAssembly heap, which never
 #: shrinks); the default number of processes keeps within the machine's memory.
-REPLAY_PROCESS_GB = 12
+REPLAY_PROCESS_GB = 16
 #: The build folder's memory of accepted replays: module -> key, the driver's line, seconds.
 ACCEPTED_FILE = "pytools-replay.json"
 _ACCEPTED_FORMAT = 1
