@@ -39,7 +39,6 @@ from pytools.results.placement.windows import (
     Ladder,
     ladder_windows,
     run_ladder,
-    write_record,
 )
 from pytools.results.placement.windows_record import (
     WINDOWS_PATH,
@@ -47,6 +46,7 @@ from pytools.results.placement.windows_record import (
     check_record,
     load_record,
 )
+from pytools.results.records import write_record
 from pytools.traces.bypass import simulate_belady_bypass
 
 TINY_TRACE = (b'{"hash_ids": [1, 2, 3]}\n{"hash_ids": [1, 2, 4]}\n{"hash_ids": [1, 5, 3]}\n'

@@ -419,9 +419,10 @@ def prefix_optima_cmd(trace_path: Path | None, out: Path | None, kvsim_python: P
     its default budgets; write the record certify re-checks."""
     from pytools.files import check_can_write
     from pytools.paths import mooncake_trace
+    from pytools.results.records import write_record
     from pytools.traces.trace import TRACE_INPUT_PATH, read_trace
 
-    from .prefix_optima import Ladder, find_simulator, run_ladder, write_record
+    from .prefix_optima import Ladder, find_simulator, run_ladder
     from .prefix_optima_record import PREFIX_OPTIMA_PATH, PrefixOptimaError
 
     root = project_root()

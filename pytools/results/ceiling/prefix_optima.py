@@ -39,7 +39,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from pytools.files import atomic_write_text
+from pytools.results.records import ortools_version
 
 from .prefix_model import (
     PrefixIntervals,
@@ -351,20 +351,9 @@ def run_ladder(requests: Sequence[Sequence[int]], trace_sha256: str, trace_name:
         "ladder": {"starts": list(ladder.starts), "first_lines": ladder.first_lines,
                    "growth": ladder.growth, "max_lines": ladder.max_lines},
         "time_limit_deterministic_seconds": ladder.time_limit,
-        "solver": {"name": "CP-SAT", "version": _ortools_version(), "params": params},
+        "solver": {"name": "CP-SAT", "version": ortools_version(), "params": params},
         "simulator": simulator[1] if simulator else None,
         "solved": solved,
         "not_proved": stopped,
         "total_seconds": round(time.perf_counter() - start, 3),
     }
-
-
-def write_record(path: Path, record: dict[str, Any]) -> None:
-    """Write the record atomically (the old file or the whole new one, never half)."""
-    atomic_write_text(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
-
-
-def _ortools_version() -> str:
-    import ortools
-
-    return str(ortools.__version__)

@@ -14,6 +14,7 @@ import click
 from pytools.files import check_can_write
 from pytools.paths import mooncake_trace, sha256_file
 from pytools.results.command import result_group
+from pytools.results.records import write_record
 from pytools.traces.progress import delayed_bar, progress_line
 from pytools.traces.trace import TRACE_INPUT_PATH, TraceError, Window
 
@@ -23,7 +24,7 @@ from .routing import run_sweep, sweep_capacities, sweep_steps, trace_requests
 from .routing_report import ROUTING_FILES, routing_figures, table_text, write_routing
 from .solver import certify_instance
 from .sweep import SWEEP_PARAMS, sweep, sweep_table, write_sweep
-from .windows import Ladder, run_ladder, write_record
+from .windows import Ladder, run_ladder
 from .windows_record import WINDOWS_PATH
 
 # --------------------------------------------------------------------------- CLI

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytools.results.records import ortools_version
+
 from .instance import Instance, PlacementError, host_walls, shared_blocks, wall
 
 #: CP-SAT parameters: fixed seed and at most two workers, so runs are reproducible.
@@ -253,7 +255,7 @@ def certify_instance(inst: Instance) -> Certificate:
         "pooled_hit_rate": hit_rate(n - pooled.objective, n),
         "per_instance_hit_rate": hit_rate(n - per.objective, n),
         "solver": SOLVER_NAME,
-        "solver_version": _ortools_version(),
+        "solver_version": ortools_version(),
         "solver_params": {k: SOLVER_PARAMS[k] for k in ("num_workers", "random_seed")},
     }
     return Certificate(figures, pooled.wall_seconds, per.wall_seconds)
@@ -262,9 +264,3 @@ def certify_instance(inst: Instance) -> Certificate:
 def hit_rate(num: int, den: int) -> float:
     """A hit rate rounded to 6 places (0 for an empty stream)."""
     return round(num / den, 6) if den else 0.0
-
-
-def _ortools_version() -> str:
-    import ortools
-
-    return str(ortools.__version__)

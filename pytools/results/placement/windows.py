@@ -17,7 +17,6 @@ from one first line, until the first window CP-SAT does not prove OPTIMAL within
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from pytools.files import atomic_write_text
+from pytools.results.records import ortools_version
 
 from .instance import PlacementError
 from .paging import OPTIMAL, PAGING_PARAMS, replay_kept, solve_paging, wall_capacity
@@ -154,19 +153,8 @@ def run_ladder(trace_path: Path, ladder: Ladder, trace_name: str,
         "ladder": {"first_line": ladder.first_line, "first_lines": ladder.first_lines,
                    "growth": ladder.growth, "max_lines": ladder.max_lines},
         "time_limit_deterministic_seconds": ladder.time_limit,
-        "solver": {"name": SOLVER_NAME, "version": _ortools_version(), "params": params},
+        "solver": {"name": SOLVER_NAME, "version": ortools_version(), "params": params},
         "solved": solved,
         "not_proved": stopped,
         "total_seconds": round(time.perf_counter() - start, 3),
     }
-
-
-def write_record(path: Path, record: dict[str, Any]) -> None:
-    """Write the record atomically (the old file or the whole new one, never half)."""
-    atomic_write_text(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
-
-
-def _ortools_version() -> str:
-    import ortools
-
-    return str(ortools.__version__)
