@@ -6,9 +6,11 @@ public import Proofs.Isolation.Floor
 public import Proofs.Ceiling.Cache
 public import Proofs.Ceiling.Policies
 public import Proofs.Ceiling.Bypass
+public import Proofs.Ceiling.Prefix
 public import Proofs.Ceiling.Count
 public import Proofs.Ceiling.Mooncake
 public import Proofs.Ceiling.MooncakeTrace
+public import Proofs.Ceiling.PrefixMooncake
 public import Proofs.Kernel.Model
 public import Proofs.Kernel.Invariants
 public import Proofs.Kernel.Custody
