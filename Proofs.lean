@@ -7,6 +7,7 @@ public import Proofs.Ceiling.Cache
 public import Proofs.Ceiling.Policies
 public import Proofs.Ceiling.Bypass
 public import Proofs.Ceiling.Prefix
+public import Proofs.Ceiling.PrefixLru
 public import Proofs.Ceiling.Count
 public import Proofs.Ceiling.Mooncake
 public import Proofs.Ceiling.MooncakeTrace
@@ -44,6 +45,12 @@ The library's root: importing `Proofs` brings every published result.
   hits, stack distances). `Proofs.Ceiling.Bypass` — with bypass (a policy may decline to
   store a missed block), Belady with bypass is optimal at every capacity, at least Belady
   without bypass, strictly on `[1, 2, 1]` at capacity 1, equal once capacity ≥ distinct.
+* `Proofs.Ceiling.Prefix` — prefix (radix) caches: every prefix cache (any policy, bypass
+  included) scores at most the flat optimum with bypass on the same blocks, so Belady with
+  bypass and the flat ceilings bound it; `Proofs.Ceiling.PrefixMooncake` states the Mooncake
+  window, warm-window and whole-trace ceilings for them; `Proofs.Ceiling.PrefixLru` defines
+  radix LRU and flat LRU over tail-first touches and checks instances (not the general
+  equality).
 * `Proofs.Ceiling.Count` — counting passes proved to compute (length, distinct) of a packed
   stream, one block or one run of consecutive blocks a step; `Proofs.Ceiling.Mooncake` has the
   kernel count the public claim's window from an empty cache, `Proofs.Ceiling.MooncakeTrace`
