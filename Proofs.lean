@@ -8,6 +8,7 @@ public import Proofs.Ceiling.Policies
 public import Proofs.Ceiling.Bypass
 public import Proofs.Ceiling.Prefix
 public import Proofs.Ceiling.PrefixLru
+public import Proofs.Ceiling.PrefixLruStack
 public import Proofs.Ceiling.Count
 public import Proofs.Ceiling.Mooncake
 public import Proofs.Ceiling.MooncakeTrace
@@ -49,8 +50,10 @@ The library's root: importing `Proofs` brings every published result.
   included) scores at most the flat optimum with bypass on the same blocks, so Belady with
   bypass and the flat ceilings bound it; `Proofs.Ceiling.PrefixMooncake` states the Mooncake
   window, warm-window and whole-trace ceilings for them; `Proofs.Ceiling.PrefixLru` defines
-  radix LRU and flat LRU over tail-first touches and checks instances (not the general
-  equality).
+  radix LRU (evict the least recently used leaf) and flat LRU over tail-first touches, with
+  kernel-checked instances; `Proofs.Ceiling.PrefixLruStack` — under chained ids, radix LRU's
+  cache is the top of the LRU stack of the tail-first touches at every capacity, so it is a
+  stack algorithm and its prefix hits come from one stack.
 * `Proofs.Ceiling.Count` — counting passes proved to compute (length, distinct) of a packed
   stream, one block or one run of consecutive blocks a step; `Proofs.Ceiling.Mooncake` has the
   kernel count the public claim's window from an empty cache, `Proofs.Ceiling.MooncakeTrace`

@@ -32,8 +32,9 @@ What is checked here, by the kernel on concrete instances (`decide`), not proved
 * `allOrNothing_lt_tailFirstLru_example`: on `[[0, 1], [0]]` at capacity one it scores no
   prefix hit where flat tail-first LRU scores one.
 
-The general statement (radix LRU's cache is the top of the LRU stack of the tail-first
-touches, hence equal to flat tail-first LRU's and a stack algorithm) is not proved here.
+The general statement for `radixLruStep`, at every capacity, is proved in
+`Proofs.Ceiling.PrefixLruStack`: its cache is the top of the LRU stack of the tail-first
+touches, the stack flat LRU keeps (`lru_cacheAt_perm`).
 -/
 
 @[expose] public section
