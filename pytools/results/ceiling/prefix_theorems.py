@@ -7,7 +7,7 @@ Belady with bypass and the flat ceiling; Proofs/Ceiling/PrefixMooncake.lean stat
 Mooncake window, warm-window and whole-trace ceilings for that class, reusing the kernel's
 counts; Proofs/Ceiling/PrefixLru*.lean define radix LRU (evict the least recently used leaf)
 and prove that its cache is the top of the LRU stack of the tail-first touches at every
-capacity (hence a stack algorithm), with kernel-checked instances against flat LRU and of an
+capacity, hence flat LRU's over those touches and a stack algorithm, with kernel-checked instances against flat LRU and of an
 all-or-nothing variant that is no stack algorithm below the longest request.
 """
 
@@ -27,6 +27,9 @@ PREFIX_THEOREMS: tuple[str, ...] = (
     "KVCache.Ceiling.Mooncake.warm_window_prefix_hits_le",
     "KVCache.Ceiling.Mooncake.warm_window_prefix_hit_rate_le_ceiling",
     "KVCache.Ceiling.Mooncake.prefix_hit_rate_le_ceiling",
+    "KVCache.Ceiling.runHits_radixLru_eq_tailFirstLru",
+    "KVCache.Ceiling.radixLru_mem_iff_tailFirstLru",
+    "KVCache.Ceiling.reverse_tailFirst",
     "KVCache.Ceiling.runHits_radixLru_eq_stackCaches_nil",
     "KVCache.Ceiling.runHits_radixLru_eq_stackCaches",
     "KVCache.Ceiling.radixLruStep_mem_iff",
