@@ -7,8 +7,9 @@ Belady with bypass and the flat ceiling; Proofs/Ceiling/PrefixMooncake.lean stat
 Mooncake window, warm-window and whole-trace ceilings for that class, reusing the kernel's
 counts; Proofs/Ceiling/PrefixLru*.lean define radix LRU (evict the least recently used leaf)
 and prove that its cache is the top of the LRU stack of the tail-first touches at every
-capacity, hence flat LRU's over those touches and a stack algorithm, with kernel-checked instances against flat LRU and of an
-all-or-nothing variant that is no stack algorithm below the longest request.
+capacity, hence flat LRU's over those touches and a stack algorithm, with kernel-checked
+instances against flat LRU and of an all-or-nothing variant that is no stack algorithm below
+the longest request.
 """
 
 from __future__ import annotations
