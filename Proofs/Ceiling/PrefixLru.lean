@@ -104,6 +104,7 @@ noncomputable def radixLruAllOrNothingStep (k : Nat) (parent : α → Option α)
   let s := evictLeaves parent (lruStack (q ++ H)) q (k - (missingTail c q).length) c.length c
   if (missingTail c q).length + s.length ≤ k then missingTail c q ++ s else c
 
+-- noncomputable: `++` (`List.appendTR`) has no compiled code in the registry Lean.
 /-- The caches after each request of a run of `step` from touches `H` and cache `c`. -/
 noncomputable def stepCaches (step : List α → List α → List α → List α) :
     List α → List α → List (List α) → List (List α)
