@@ -6,9 +6,14 @@ public import Proofs.Isolation.Floor
 public import Proofs.Ceiling.Cache
 public import Proofs.Ceiling.Policies
 public import Proofs.Ceiling.Bypass
+public import Proofs.Ceiling.Prefix
+public import Proofs.Ceiling.PrefixLru
+public import Proofs.Ceiling.PrefixLruStack
+public import Proofs.Ceiling.PrefixLruFlat
 public import Proofs.Ceiling.Count
 public import Proofs.Ceiling.Mooncake
 public import Proofs.Ceiling.MooncakeTrace
+public import Proofs.Ceiling.PrefixMooncake
 public import Proofs.Kernel.Model
 public import Proofs.Kernel.Invariants
 public import Proofs.Kernel.Custody
@@ -45,6 +50,15 @@ The library's root: importing `Proofs` brings every published result.
   hits, stack distances). `Proofs.Ceiling.Bypass` — with bypass (a policy may decline to
   store a missed block), Belady with bypass is optimal at every capacity, at least Belady
   without bypass, strictly on `[1, 2, 1]` at capacity 1, equal once capacity ≥ distinct.
+* `Proofs.Ceiling.Prefix` — prefix (radix) caches: every prefix cache (any policy, bypass
+  included) scores at most the flat optimum with bypass on the same blocks, so Belady with
+  bypass and the flat ceilings bound it; `Proofs.Ceiling.PrefixMooncake` states the Mooncake
+  window, warm-window and whole-trace ceilings for them; `Proofs.Ceiling.PrefixLru` defines
+  radix LRU (evict the least recently used leaf) and flat LRU over tail-first touches, with
+  kernel-checked instances; `Proofs.Ceiling.PrefixLruStack` — under chained ids, radix LRU's
+  cache is the top of the LRU stack of the tail-first touches at every capacity, so it is a
+  stack algorithm and its prefix hits come from one stack; `Proofs.Ceiling.PrefixLruFlat` —
+  hence radix LRU is flat LRU over tail-first touches, at every capacity.
 * `Proofs.Ceiling.Count` — counting passes proved to compute (length, distinct) of a packed
   stream, one block or one run of consecutive blocks a step; `Proofs.Ceiling.Mooncake` has the
   kernel count the public claim's window from an empty cache, `Proofs.Ceiling.MooncakeTrace`

@@ -42,6 +42,7 @@ from .lean_instance import (
 )
 from .prefix_optima_out import prefix_figure_outputs
 from .prefix_optima_record import PREFIX_OPTIMA_PATH, PrefixOptimaError, prefix_optima_evidence
+from .prefix_theorems import PREFIX_THEOREMS
 from .sweep import SweepRow, analysed, counts_from, sweep_capacities, sweep_outputs, sweep_rows
 
 #: Id of the published result whose evidence :func:`evidence` computes.
@@ -56,7 +57,8 @@ RESULT_TITLE = "No cache beats the traffic: the demand-fetch hit ceiling (Moonca
 #: Belady without bypass; Proofs/Ceiling/Bypass.lean), LRU is a stack algorithm, the
 #: warm-start ceiling (from contents C, and on a window after the lines before it), the cold
 #: ceiling, capacity 0 storing nothing, the kernel's counts of the claim's window (cold), of
-#: the window after the lines before it (warm) and of the whole trace, and their ceilings.
+#: the window after the lines before it (warm) and of the whole trace, and their ceilings;
+#: then the prefix (radix) caches' bounds (:data:`PREFIX_THEOREMS`, Proofs/Ceiling/Prefix*.lean).
 THEOREMS: tuple[str, ...] = (
     "KVCache.Ceiling.hits_le_belady_hits",
     "KVCache.Ceiling.belady_hits_mono",
@@ -94,6 +96,7 @@ THEOREMS: tuple[str, ...] = (
     "KVCache.Ceiling.Mooncake.trace_length_distinct",
     "KVCache.Ceiling.Mooncake.ceiling_fraction",
     "KVCache.Ceiling.Mooncake.hit_rate_le_ceiling",
+    *PREFIX_THEOREMS,
 )
 
 #: Limits under which the result holds, stated next to it.
