@@ -152,11 +152,26 @@ RESULT_LIMITS: tuple[str, ...] = (
     "leading run of its cached blocks. prefix_optima is prefix (radix) semantics on windows "
     "replayed alone from an empty cache, in blocks: the CP-SAT optimum of every prefix "
     "cache with bypass (recorded, re-checked from its committed solution, not proved in "
-    "Lean), next to the flat optimum (Belady with bypass, which bounds it: a prefix cache is "
-    "a flat demand-fetch cache with bypass) and the trace authors' kvcache-simulator (its "
+    "Lean), next to the flat optimum (Belady with bypass, which bounds it: proved, "
+    "runHits_le_beladyBypass_bhits) and the trace authors' kvcache-simulator (its "
     "optimal heuristic and its LRU, recorded); flat_run_prefix_hits replays Belady with "
     "bypass's own run as a prefix cache run, which, where it is one, makes the flat optimum "
     "the prefix optimum (a Python replay, not a Lean proof).",
+    "Prefix caches in Lean (Proofs/Ceiling/Prefix*.lean): a request hits the leading run of "
+    "its cached blocks, the cache stays closed under prefixes, any part of a missed tail may "
+    "be stored. Every such run, any policy, bypass included, hits at most Belady with "
+    "bypass's flat count from the same cache (runHits_le_beladyBypass_bhits), so the window, "
+    "warm-window and whole-trace ceilings bound prefix caches too "
+    "(window_prefix_hit_rate_le_ceiling, prefix_hit_rate_le_ceiling). With chained ids (a "
+    "block has one parent) and no block repeated in a request, radix LRU (evict the least "
+    "recently used leaf, possibly of the request just stored) holds exactly flat LRU's blocks "
+    "over tail-first touches at every capacity (radixLru_mem_iff_tailFirstLru), its caches "
+    "are the top k of one LRU stack and its hits grow with k (runHits_stackCaches_le_succ). "
+    "Not proved: that the engine's variant that never evicts the request's own blocks is "
+    "equal (checked on instances and by random search only), and that the Python prefix "
+    "curve computes these theorems' counts (it is compared with kvcache-simulator instead); "
+    "a cache that stores a request only when all of it fits is no stack algorithm "
+    "(allOrNothing_not_stack_example).",
 )
 
 #: Which figures count hits flat (each block on its own) and which with prefix semantics.
