@@ -205,16 +205,16 @@ structure Hist where
   chain : List Nat
   /-- The receiver named by the begun, unsettled transfer. -/
   pending : Option Nat
-  deriving DecidableEq, Repr
 
 /-- The history before any decision: no chain, nothing pending. -/
 def Hist.empty : Hist := ⟨[], none⟩
 
+-- noncomputable: compiling it needs `List.appendTR`, absent from the registry Lean.
 /-- What an accepted request does to block `b`'s history: an `alloc` of `b` starts a new chain
 with its requester, an `evict` of `b` ends the chain, a `begin` of `b` records the named
 receiver, a `commit` of `b` appends the recorded receiver, an `abort` of `b` forgets it;
 everything else leaves the history as it was. -/
-def Req.histStep (b : Nat) (H : Hist) : Req → Hist
+noncomputable def Req.histStep (b : Nat) (H : Hist) : Req → Hist
   | .alloc p b' => if b' = b then ⟨[p], none⟩ else H
   | .evict _ c => if c.blk = b then ⟨[], none⟩ else H
   | .begin _ c rcv => if c.blk = b then ⟨H.chain, some rcv⟩ else H
@@ -227,9 +227,10 @@ def Req.histStep (b : Nat) (H : Hist) : Req → Hist
   | .abort _ t => if t.blk = b then ⟨H.chain, none⟩ else H
   | _ => H
 
+-- noncomputable: calls `Req.histStep`, which has no compiled code here.
 /-- Block `b`'s history after the log's decisions from `H`: accepted decisions act
 (`Req.histStep`), refused ones leave it as it was. -/
-def history (b : Nat) : Hist → List Decision → Hist
+noncomputable def history (b : Nat) : Hist → List Decision → Hist
   | H, [] => H
   | H, (r, v) :: l =>
     match v with
@@ -245,16 +246,19 @@ theorem history_append (b : Nat) (H : Hist) (l₁ l₂ : List Decision) :
     obtain ⟨r, v⟩ := d
     cases v <;> exact ih _
 
+-- noncomputable: calls `history`, which has no compiled code here.
 /-- Block `b`'s chain in a log: the holder that allocated its current generation, then the
 receiver of every committed transfer of that generation, in order. -/
-def chain (b : Nat) (l : List Decision) : List Nat := (history b Hist.empty l).chain
+noncomputable def chain (b : Nat) (l : List Decision) : List Nat := (history b Hist.empty l).chain
 
+-- noncomputable: compiling it needs `List.getLast?`, absent from the registry Lean.
 /-- Block `b`'s custodian in a log: the last holder of its chain. -/
-def custodian (b : Nat) (l : List Decision) : Option Nat := (chain b l).getLast?
+noncomputable def custodian (b : Nat) (l : List Decision) : Option Nat := (chain b l).getLast?
 
+-- noncomputable: compiling it needs `List.getLast?`, absent from the registry Lean.
 /-- The phase a history stands for: free without a chain, held by the chain's last holder
 when nothing is pending, in escrow from it to the recorded receiver otherwise. -/
-def Hist.phase (H : Hist) : Phase :=
+noncomputable def Hist.phase (H : Hist) : Phase :=
   match H.chain.getLast?, H.pending with
   | none, _ => .free
   | some h, none => .owned h
@@ -338,7 +342,7 @@ theorem step_follows_history {cfg : Config} {k : Kern} {r : Req} {b : Nat} {x : 
       obtain ⟨hb, -, -, -, -⟩ := tokCheck_ok ht
       cases h1 : Nat.blt rcv cfg.holders <;> cases h2 : Nat.beq rcv p <;>
         cases h3 : Nat.ble (x0.seq + 2) cfg.maxSeq <;> simp [h1, h2, h3, refuse] at hv
-      simp only [h1, h2, h3, cond_true, cond_false]
+      simp only [h3, cond_true, cond_false]
       by_cases hcb : c.blk = b
       · subst hcb
         obtain rfl : x0 = x := Option.some.inj (hb.symm.trans hx)
@@ -444,7 +448,8 @@ theorem phase_eq_history {cfg : Config} {l : List Decision} (hf : Faithful cfg (
   have hb : b < cfg.blocks := lt_blocks_of_some (replay_wf (wf_init cfg) l) hy
   have h0 : (Kern.init cfg).blocks[b]? = some ⟨0, 0, .free⟩ := by
     simp [Kern.init, hb]
-  obtain ⟨y', hy', hph⟩ := replay_follows_history hf h0 rfl
+  obtain ⟨y', hy', hph⟩ := replay_follows_history (H := Hist.empty) hf h0
+    (by simp [Hist.phase, Hist.empty])
   rw [hy] at hy'
   cases hy'
   exact hph
