@@ -13,6 +13,7 @@ public import Proofs.Kernel.Model
 public import Proofs.Kernel.Invariants
 public import Proofs.Kernel.Custody
 public import Proofs.Kernel.Provenance
+public import Proofs.Kernel.Mac
 public import Proofs.Kernel.Check
 public import Proofs.Kernel.Table
 public import Proofs.Kernel.Workflows
