@@ -100,6 +100,15 @@ _CUSTODY = (
     "SysReach.custody", "pending_can_commit", "pending_can_abort", "owner_can_act",
     "exhausted_never_reallocated",
 )
+_PROVENANCE = (
+    "sysRun_iff_logged", "LRun.replays", "step_follows_history", "replay_follows_history",
+    "phase_eq_history", "accepted_use_by_custodian", "accepted_use_by_custodian_now",
+    "accepted_read_by_chain_member", "abort_keeps_chain", "commit_appends_receiver",
+)
+_MAC = (
+    "wrong_tag_refused", "right_tag_step", "MLRun.replays", "MLRun.noForged",
+    "mac_accepted_use_by_custodian",
+)
 _CHECK = ("accepted_mem_candidates", "groupDigits_eq", "kreach_iff_listed", "reachable_agrees")
 #: The generated table's theorems (namespace ``KVCache.Kernel.Table``).
 _TABLE = ("table_passes", "reachable_iff_listed", "reachable_agrees_reference")
@@ -114,7 +123,8 @@ def _bench_theorems() -> tuple[str, ...]:
 
 #: The Lean theorems the result rests on (fully qualified; for the certificate registry).
 THEOREMS: tuple[str, ...] = (
-    *(f"KVCache.Kernel.{name}" for name in (*_INVARIANTS, *_CUSTODY, *_CHECK)),
+    *(f"KVCache.Kernel.{name}"
+      for name in (*_INVARIANTS, *_CUSTODY, *_PROVENANCE, *_MAC, *_CHECK)),
     *(f"KVCache.Kernel.Table.{name}" for name in _TABLE),
     *_bench_theorems(),
 )
