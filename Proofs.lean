@@ -14,6 +14,7 @@ public import Proofs.Kernel.Invariants
 public import Proofs.Kernel.Custody
 public import Proofs.Kernel.Provenance
 public import Proofs.Kernel.Mac
+public import Proofs.Kernel.Once
 public import Proofs.Kernel.Check
 public import Proofs.Kernel.Table
 public import Proofs.Kernel.Workflows
