@@ -109,6 +109,10 @@ _MAC = (
     "wrong_tag_refused", "right_tag_step", "MLRun.replays", "MLRun.noForged",
     "mac_accepted_use_by_custodian",
 )
+_ONCE = (
+    "escrow_stable", "no_settle_after_settle", "settles_once_from_escrow", "begin_accepted",
+    "exactly_once_under_fair_delivery", "run_settles_exactly_once",
+)
 _CHECK = ("accepted_mem_candidates", "groupDigits_eq", "kreach_iff_listed", "reachable_agrees")
 #: The generated table's theorems (namespace ``KVCache.Kernel.Table``).
 _TABLE = ("table_passes", "reachable_iff_listed", "reachable_agrees_reference")
@@ -124,7 +128,7 @@ def _bench_theorems() -> tuple[str, ...]:
 #: The Lean theorems the result rests on (fully qualified; for the certificate registry).
 THEOREMS: tuple[str, ...] = (
     *(f"KVCache.Kernel.{name}"
-      for name in (*_INVARIANTS, *_CUSTODY, *_PROVENANCE, *_MAC, *_CHECK)),
+      for name in (*_INVARIANTS, *_CUSTODY, *_PROVENANCE, *_MAC, *_ONCE, *_CHECK)),
     *(f"KVCache.Kernel.Table.{name}" for name in _TABLE),
     *_bench_theorems(),
 )
