@@ -45,11 +45,32 @@ RESULT_LIMITS: tuple[str, ...] = (
     "anybody holds. The system model lets a holder send requests with tokens it wrote itself "
     "(SysStep.forge); the custody theorem (SysReach.custody) holds there too and says what "
     "holders are sent, not what keeps the kernel safe.",
+    "Over whole runs (logged runs: every kernel decision in order; every system run has a "
+    "log, sysRun_iff_logged): every accepted read, evict or begin of a block was presented by "
+    "its custodian in the run's history, computed from the log alone: the allocator of the "
+    "current generation followed through every committed transfer (accepted_use_by_custodian, "
+    "accepted_read_by_chain_member; an aborted transfer leaves the chain unchanged, "
+    "abort_keeps_chain). Assumption: the authenticated presenter (Req.sentBy).",
+    "The tagged-token variant (Proofs/Kernel/Mac.lean) drops the authenticated presenter: anybody "
+    "sends anything naming any presenter, and tokens carry a tag the kernel computes with a key "
+    "only it holds, over the token and its addressee. The MAC is an abstract function; its "
+    "unforgeability is the assumption, modelled as the adversary's power (Unforged: the right "
+    "tag for a token and presenter only if the kernel issued that token to that presenter). "
+    "Every accepted use names the custodian and presents a capability the kernel issued to it "
+    "(mac_accepted_use_by_custodian); the tag is a bearer credential (a custodian may hand it "
+    "on). The variant has no Python reference, finite check or workflow bench yet.",
+    "Exactly once holds under fair delivery, stated as a finite-run assumption: if, after the "
+    "kernel accepts a begin, the rest of the run delivers at least once the receiver's commit or "
+    "the sender's abort with the transfer's ticket, then exactly one commit or abort of that "
+    "ticket is accepted in the rest of the run, none before it and none after it "
+    "(run_settles_exactly_once). Without that delivery only at most once holds "
+    "(settled_ticket_refused_forever, no_settle_after_settle).",
     "Not modelled: liveness under partitions (the progress theorems say a legal request can "
     "succeed, not that the network delivers it), crashes and recovery, hardware custody of the "
     "bytes (the kernel tracks who may read a block, not where its bytes are or whether a "
-    "holder keeps a copy), and authentication of the presenter itself (the model takes the "
-    "sender of a request as given; tokens carry no secret, so nothing rests on keeping one).",
+    "holder keeps a copy), and authentication of the presenter itself in the first kernel (it "
+    "takes the sender of a request as given; its tokens carry no secret; the tagged-token "
+    "variant replaces this by MAC unforgeability).",
     "Progress has conditions, stated in the theorems: read, evict, commit (by the receiver) and "
     "abort (by the sender) of the current token always succeed; a begin needs room in the "
     "block's sequence counter (seq + 2 <= maxSeq), an alloc a generation below maxGen, an "
