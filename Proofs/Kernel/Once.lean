@@ -187,7 +187,8 @@ theorem settles_once_from_escrow {cfg : Config} {b s r : Nat} {x : Blk} {n : Nat
     (hn : n + 1 = x.seq) {l : List Decision} :
     ∀ {k : Kern} {t : Tkt}, k.blocks[b]? = some x → t = ⟨b, k.epoch, x.gen, n⟩ →
     Faithful cfg k l → (∃ d ∈ l, d.1 = .commit r t ∨ d.1 = .abort s t) →
-    ∃ m₁ q m₂, l = m₁ ++ (q, .ok) :: m₂ ∧ q.Settles t ∧
+    ∃ (m₁ : List Decision) (q : Req) (m₂ : List Decision),
+      l = m₁ ++ (q, .ok) :: m₂ ∧ q.Settles t ∧
       (∀ d ∈ m₁, d.2 = .ok → ¬ d.1.Settles t) ∧ (∀ d ∈ m₂, d.2 = .ok → ¬ d.1.Settles t) := by
   induction l with
   | nil =>
@@ -268,7 +269,8 @@ theorem exactly_once_under_fair_delivery {cfg : Config} {k : Kern}
     {p rcv : Nat} {c : Cap} (hv : (step cfg k (.begin p c rcv)).verdict = .ok)
     {l : List Decision} (hf : Faithful cfg (step cfg k (.begin p c rcv)).kern l)
     (hfair : ∃ d ∈ l, d.1 = .commit rcv c.transferTkt ∨ d.1 = .abort p c.transferTkt) :
-    ∃ m₁ q m₂, l = m₁ ++ (q, .ok) :: m₂ ∧ q.Settles c.transferTkt ∧
+    ∃ (m₁ : List Decision) (q : Req) (m₂ : List Decision),
+      l = m₁ ++ (q, .ok) :: m₂ ∧ q.Settles c.transferTkt ∧
       (∀ d ∈ m₁, d.2 = .ok → ¬ d.1.Settles c.transferTkt) ∧
       (∀ d ∈ m₂, d.2 = .ok → ¬ d.1.Settles c.transferTkt) := by
   obtain ⟨x, hb, he, hg, hn, hp, hr, hk⟩ := begin_accepted hv
@@ -289,7 +291,8 @@ theorem run_settles_exactly_once {cfg : Config} {l₁ l₂ : List Decision} {S :
     {p rcv : Nat} {c : Cap}
     (hrun : LRun cfg (Sys.init cfg) (l₁ ++ (.begin p c rcv, .ok) :: l₂) S)
     (hfair : ∃ d ∈ l₂, d.1 = .commit rcv c.transferTkt ∨ d.1 = .abort p c.transferTkt) :
-    ∃ m₁ q m₂, l₂ = m₁ ++ (q, .ok) :: m₂ ∧ q.Settles c.transferTkt ∧
+    ∃ (m₁ : List Decision) (q : Req) (m₂ : List Decision),
+      l₂ = m₁ ++ (q, .ok) :: m₂ ∧ q.Settles c.transferTkt ∧
       (∀ d ∈ m₁, d.2 = .ok → ¬ d.1.Settles c.transferTkt) ∧
       (∀ d ∈ m₂, d.2 = .ok → ¬ d.1.Settles c.transferTkt) := by
   obtain ⟨-, hf⟩ := hrun.replays
