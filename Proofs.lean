@@ -17,6 +17,9 @@ public import Proofs.Ceiling.PrefixMooncake
 public import Proofs.Kernel.Model
 public import Proofs.Kernel.Invariants
 public import Proofs.Kernel.Custody
+public import Proofs.Kernel.Provenance
+public import Proofs.Kernel.Mac
+public import Proofs.Kernel.Once
 public import Proofs.Kernel.Check
 public import Proofs.Kernel.Table
 public import Proofs.Kernel.Workflows
@@ -66,9 +69,13 @@ The library's root: importing `Proofs` brings every published result.
 * `Proofs.Kernel.Model` — the single-owner state-movement kernel (several blocks,
   kernel-issued capabilities and tickets) and a system around it (holders' tokens, a network
   that delays, duplicates, reorders and drops); `Proofs.Kernel.Invariants` — stale tokens
-  refused, unreadable escrow, exactly-once settlement, reallocation kills the past, progress;
+  refused, unreadable escrow, at-most-once settlement, reallocation kills the past, progress;
   `Proofs.Kernel.Custody` — at most one valid capability per block and only its holder reads,
-  in every reachable system state; `Proofs.Kernel.Check` — a passing table lists exactly the
+  in every reachable system state; `Proofs.Kernel.Provenance` — over logged runs, every
+  accepted use comes from the custodian the run's history names (allocator, then committed
+  receivers); `Proofs.Kernel.Mac` — the same without an authenticated presenter, tokens tagged
+  by an unforgeable MAC; `Proofs.Kernel.Once` — a begun transfer settles exactly once under
+  fair delivery; `Proofs.Kernel.Check` — a passing table lists exactly the
   reachable states; `Proofs.Kernel.Table` — that table for one finite domain, checked against
   an independent reference; `Proofs.Kernel.Workflows` — the named workflows on both (their count
   is the certificate's `workflows` figure, not typed here).

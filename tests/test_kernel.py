@@ -552,7 +552,8 @@ def test_theorems_exist_in_the_lean_sources() -> None:
     assert table == {f"KVCache.Kernel.Table.{n}" for n in (
         "table_passes", "reachable_iff_listed", "reachable_agrees_reference")}
     assert set(THEOREMS) <= declared, sorted(set(THEOREMS) - declared)
-    assert len(set(THEOREMS)) == len(THEOREMS) == 43 + 3 + 33
+    # 43 general, 10 provenance, 5 tagged-token, 6 exactly-once; 3 table; 33 bench.
+    assert len(set(THEOREMS)) == len(THEOREMS) == 43 + 10 + 5 + 6 + 3 + 33
 
 
 def test_limits_say_what_is_not_modelled() -> None:
@@ -734,3 +735,29 @@ def test_evidence_refuses_a_stale_committed_bench(tmp_path: Path) -> None:
     table.write_bytes(table.read_bytes() + b"\n")
     with pytest.raises(KernelRefError, match=r"Table\.lean.*regenerate single-owner-kernel"):
         kernel_evidence(tmp_path)
+
+
+_DOC_THEOREM = re.compile(r"/--(.*?)-/\s*theorem (\S+)(.*?):=", re.S)
+
+
+def _exactly_once_overclaims(text: str) -> list[str]:
+    """Theorems whose docstring says "exactly once" while their statement has no fairness
+    hypothesis (``hfair``, or a delivered settling request ``∃ d ∈ ...``): exactly once is
+    proved only under fair delivery; without it only at most once is."""
+    return [name for doc, name, stmt in _DOC_THEOREM.findall(text)
+            if "exactly once" in " ".join(doc.split()).lower()
+            and "hfair" not in stmt and "∃ d ∈" not in stmt]
+
+
+def test_exactly_once_is_claimed_only_under_fair_delivery() -> None:
+    """No kernel theorem's docstring says "exactly once" unless its statement assumes fair
+    delivery; the planted defect (the old docstring of ``settled_ticket_refused_forever``,
+    an at-most-once theorem called exactly once) is caught."""
+    texts = {p.name: p.read_text(encoding="utf-8")
+             for p in sorted((ROOT / "Proofs" / "Kernel").glob("*.lean"))}
+    assert {n: _exactly_once_overclaims(t) for n, t in texts.items()} == {n: [] for n in texts}
+    assert "exactly_once_under_fair_delivery" in texts["Once.lean"]
+    planted = texts["Invariants.lean"].replace("/-- **At most once.** Once the kernel accepts",
+                                               "/-- **Exactly once.** Once the kernel accepts")
+    assert planted != texts["Invariants.lean"]
+    assert _exactly_once_overclaims(planted) == ["settled_ticket_refused_forever"]

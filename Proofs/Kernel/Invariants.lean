@@ -16,10 +16,11 @@ Theorems about the kernel and the system of `Proofs.Kernel.Model`, for every con
   `(epoch, generation, sequence)` clock forward or leaves it (`step_clockLe`), and so does every
   step of the system, whatever the network does (`sysRun_clockLe`). A token whose slot the
   clock has passed is refused forever (`passed_refused`).
-* **A transfer settles exactly once.** `commit` hands the block to the receiver, `abort`
+* **A transfer settles at most once.** `commit` hands the block to the receiver, `abort`
   returns it to the sender (`commit_hands_to_receiver`, `abort_restores_sender`); once either
   is accepted, the ticket is refused in every later state of the system, however the network
-  duplicates, delays or replays its messages (`settled_ticket_refused_forever`).
+  duplicates, delays or replays its messages (`settled_ticket_refused_forever`). That it settles
+  *exactly* once needs fair delivery: `Proofs.Kernel.Once`.
 * **Evict-and-reallocate kills the past.** After `alloc`, every token of the block's older
   generations is refused forever (`realloc_kills_older_forever`).
 * **Safety against forgers, with no assumption about holders.** Every field of a token is a
@@ -545,7 +546,7 @@ theorem sysRun_clockLe {cfg : Config} {S S' : Sys} (h : SysRun cfg S S') :
   | refl => exact clockLe_refl _
   | step _ hs ih => exact clockLe_trans ih (sysStep_clockLe hs)
 
-/-! ## Exactly once, and reallocation -/
+/-! ## At most once, and reallocation -/
 
 /-- A settled ticket's slot is passed at once. -/
 theorem settle_passes {cfg : Config} {k : Kern} {p : Nat} {t : Tkt} {b : Bool}
@@ -560,7 +561,7 @@ theorem settle_passes {cfg : Config} {k : Kern} {p : Nat} {t : Tkt} {b : Bool}
     exact ⟨_, getElem?_set_self_of_eq_some hb,
       Or.inr ⟨he, Or.inr ⟨hg, by show t.nonce + 1 < x.seq + 1; omega⟩⟩⟩
 
-/-- **Exactly once.** Once the kernel accepts a `commit` or an `abort` of ticket `t` (by
+/-- **At most once.** Once the kernel accepts a `commit` or an `abort` of ticket `t` (by
 anyone), every request presenting `t` (by anyone) is refused in every later state of the
 system, whatever the network does afterwards (duplicate, delay, reorder or replay the settling
 message). -/

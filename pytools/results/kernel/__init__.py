@@ -9,6 +9,9 @@ unreadable, commit/abort hand the block over, clocks only move forward, a settle
 refused forever, reallocation kills every older token, progress), ``Custody.lean`` (over every
 reachable system state: at most one valid capability per block, only the holder reads, a
 pending transfer can always be committed and aborted, an owner can always act),
+``Provenance.lean`` (over logged runs: every accepted use comes from the custodian that the run's
+history names), ``Mac.lean`` (the same without an authenticated presenter, with tokens tagged by
+an unforgeable MAC), ``Once.lean`` (a begun transfer settles exactly once under fair delivery),
 ``Check.lean`` (the finite-check checker, the alphabet and candidates, and its soundness),
 and two generated modules: ``Table.lean`` (the finite check of one domain) and
 ``Workflows.lean`` (the workflow bench; ``set_option Elab.async false``: elaborated in

@@ -45,11 +45,32 @@ RESULT_LIMITS: tuple[str, ...] = (
     "anybody holds. The system model lets a holder send requests with tokens it wrote itself "
     "(SysStep.forge); the custody theorem (SysReach.custody) holds there too and says what "
     "holders are sent, not what keeps the kernel safe.",
+    "Over whole runs (logged runs: every kernel decision in order; every system run has a "
+    "log, sysRun_iff_logged): every accepted read, evict or begin of a block was presented by "
+    "its custodian in the run's history, computed from the log alone: the allocator of the "
+    "current generation followed through every committed transfer (accepted_use_by_custodian, "
+    "accepted_read_by_chain_member; an aborted transfer leaves the chain unchanged, "
+    "abort_keeps_chain). Assumption: the authenticated presenter (Req.sentBy).",
+    "The tagged-token variant (Proofs/Kernel/Mac.lean) drops the authenticated presenter: anybody "
+    "sends anything naming any presenter, and tokens carry a tag the kernel computes with a key "
+    "only it holds, over the token and its addressee. The MAC is an abstract function; its "
+    "unforgeability is the assumption, modelled as the adversary's power (Unforged: the right "
+    "tag for a token and presenter only if the kernel issued that token to that presenter). "
+    "Every accepted use names the custodian and presents a capability the kernel issued to it "
+    "(mac_accepted_use_by_custodian); the tag is a bearer credential (a custodian may hand it "
+    "on). The variant has no Python reference, finite check or workflow bench yet.",
+    "Exactly once holds under fair delivery, stated as a finite-run assumption: if, after the "
+    "kernel accepts a begin, the rest of the run delivers at least once the receiver's commit or "
+    "the sender's abort with the transfer's ticket, then exactly one commit or abort of that "
+    "ticket is accepted in the rest of the run, none before it and none after it "
+    "(run_settles_exactly_once). Without that delivery only at most once holds "
+    "(settled_ticket_refused_forever, no_settle_after_settle).",
     "Not modelled: liveness under partitions (the progress theorems say a legal request can "
     "succeed, not that the network delivers it), crashes and recovery, hardware custody of the "
     "bytes (the kernel tracks who may read a block, not where its bytes are or whether a "
-    "holder keeps a copy), and authentication of the presenter itself (the model takes the "
-    "sender of a request as given; tokens carry no secret, so nothing rests on keeping one).",
+    "holder keeps a copy), and authentication of the presenter itself in the first kernel (it "
+    "takes the sender of a request as given; its tokens carry no secret; the tagged-token "
+    "variant replaces this by MAC unforgeability).",
     "Progress has conditions, stated in the theorems: read, evict, commit (by the receiver) and "
     "abort (by the sender) of the current token always succeed; a begin needs room in the "
     "block's sequence counter (seq + 2 <= maxSeq), an alloc a generation below maxGen, an "
@@ -100,6 +121,19 @@ _CUSTODY = (
     "SysReach.custody", "pending_can_commit", "pending_can_abort", "owner_can_act",
     "exhausted_never_reallocated",
 )
+_PROVENANCE = (
+    "sysRun_iff_logged", "LRun.replays", "step_follows_history", "replay_follows_history",
+    "phase_eq_history", "accepted_use_by_custodian", "accepted_use_by_custodian_now",
+    "accepted_read_by_chain_member", "abort_keeps_chain", "commit_appends_receiver",
+)
+_MAC = (
+    "wrong_tag_refused", "right_tag_step", "MLRun.replays", "MLRun.noForged",
+    "mac_accepted_use_by_custodian",
+)
+_ONCE = (
+    "escrow_stable", "no_settle_after_settle", "settles_once_from_escrow", "begin_accepted",
+    "exactly_once_under_fair_delivery", "run_settles_exactly_once",
+)
 _CHECK = ("accepted_mem_candidates", "groupDigits_eq", "kreach_iff_listed", "reachable_agrees")
 #: The generated table's theorems (namespace ``KVCache.Kernel.Table``).
 _TABLE = ("table_passes", "reachable_iff_listed", "reachable_agrees_reference")
@@ -114,7 +148,8 @@ def _bench_theorems() -> tuple[str, ...]:
 
 #: The Lean theorems the result rests on (fully qualified; for the certificate registry).
 THEOREMS: tuple[str, ...] = (
-    *(f"KVCache.Kernel.{name}" for name in (*_INVARIANTS, *_CUSTODY, *_CHECK)),
+    *(f"KVCache.Kernel.{name}"
+      for name in (*_INVARIANTS, *_CUSTODY, *_PROVENANCE, *_MAC, *_ONCE, *_CHECK)),
     *(f"KVCache.Kernel.Table.{name}" for name in _TABLE),
     *_bench_theorems(),
 )
