@@ -2,7 +2,8 @@
 
 Run by ``tests/test_leak_partition_plugin.py`` with the served venv's interpreter (vLLM and the
 plugin ``vllm_partition`` installed there by ``.ci/served/install.sh``): reads
-``{"cases": [...], "defect": null | "cross-evict"}`` on stdin, writes one JSON line per case.
+``{"cases": [...], "defects": [null, "cross-evict"]}`` on stdin (one vLLM import for all),
+writes ``{"None": [per case], "cross-evict": [per case]}``.
 
 A case: ``quotas`` (blocks per tenant), ``spare`` (blocks no quota covers) and ``events``:
 ``["s", tenant, request, [hash, ...]]`` (submit) or ``["f", tenant, request]`` (finish). Each
@@ -40,17 +41,19 @@ class CrossEvict(PartitionedBlockPool):
 
     def get_new_blocks(self, num_blocks: int) -> list[Any]:
         t = self._current()
-        short = num_blocks - self.room(t) - len(self.cached[t])
-        for u in self.cached:  # move other tenants' LRU blocks into t's partition
-            while short > 0 and u != t and self.cached[u]:
-                bid, block = self.cached[u].popitem(last=False)
-                self.cached[t][bid] = block
-                self.cached[t].move_to_end(bid, last=False)
-                self.owner[bid] = t
-                self.used[u] -= 1
-                self.used[t] += 1
-                short -= 1
-        return super().get_new_blocks(num_blocks)
+        own = min(num_blocks, self.room(t) + len(self.cached[t]))
+        out = super().get_new_blocks(own) if own else []
+        for _ in range(num_blocks - own):  # the rest from another tenant's cached blocks
+            u = next(u for u in self.cached if u != t and self.cached[u])
+            _, block = self.cached[u].popitem(last=False)
+            self.used[u] -= 1
+            self.used[t] += 1
+            self.owner[block.block_id] = t
+            self._maybe_evict_cached_block(block)
+            block.ref_cnt += 1
+            self._stamp(block)
+            out.append(block)
+        return out
 
 
 def names(n: int) -> list[str]:
@@ -109,8 +112,8 @@ def text(block: Any) -> str | None:
 
 def main() -> None:
     doc = json.load(sys.stdin)
-    for case in doc["cases"]:
-        print(json.dumps(run_case(case, doc.get("defect"))))
+    json.dump({str(d): [run_case(case, d) for case in doc["cases"]] for d in doc["defects"]},
+              sys.stdout)
 
 
 if __name__ == "__main__":

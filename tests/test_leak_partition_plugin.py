@@ -21,6 +21,7 @@ from pytools.results.leak import partition as ref
 DRIVER = Path(__file__).with_name("partition_driver.py")
 PLUGIN_SRC = Path(__file__).resolve().parents[1] / "plugins" / "vllm_partition" / "src"
 CASES, SEED = 300, 20261207
+DEFECTS = [None, "cross-evict"]
 
 
 def quotas_module() -> Any:
@@ -69,11 +70,18 @@ def reference_run(case: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def drive(served_py: Path, cases: list[dict[str, Any]], defect: str | None) -> list[Any]:
+@pytest.fixture(scope="module")
+def driven(served_py: Path) -> dict[str, list[Any]]:
+    """The plugin's pool on every case, as built and with the planted defect (one process)."""
     done = subprocess.run([str(served_py), str(DRIVER)], capture_output=True, text=True,
-                          input=json.dumps({"cases": cases, "defect": defect}), timeout=600)
+                          input=json.dumps({"cases": the_cases(), "defects": DEFECTS}),
+                          timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
-    return [json.loads(line) for line in done.stdout.splitlines()]
+    return json.loads(done.stdout)
+
+
+def the_cases() -> list[dict[str, Any]]:
+    return [random_case(random.Random(SEED + k)) for k in range(CASES)]
 
 
 def first_difference(cases: list[dict[str, Any]], got: list[Any]) -> str | None:
@@ -86,7 +94,7 @@ def first_difference(cases: list[dict[str, Any]], got: list[Any]) -> str | None:
 
 def test_the_cases_exercise_every_rule() -> None:
     """The random cases reach refusals, hits, evictions and cross-tenant shared hashes."""
-    cases = [random_case(random.Random(SEED + k)) for k in range(CASES)]
+    cases = the_cases()
     seen = [e for c in cases for e in reference_run(c)]
     assert sum(e["verdict"] == "refused" for e in seen) > 50
     assert sum(e["hits"] > 0 for e in seen) > 50
@@ -94,16 +102,14 @@ def test_the_cases_exercise_every_rule() -> None:
 
 
 @pytest.mark.engines
-def test_plugin_pool_equals_the_reference(served_py: Path) -> None:
-    cases = [random_case(random.Random(SEED + k)) for k in range(CASES)]
-    assert first_difference(cases, drive(served_py, cases, None)) is None
+def test_plugin_pool_equals_the_reference(driven: dict[str, list[Any]]) -> None:
+    assert first_difference(the_cases(), driven["None"]) is None
 
 
 @pytest.mark.engines
-def test_cross_partition_eviction_is_caught(served_py: Path) -> None:
+def test_cross_partition_eviction_is_caught(driven: dict[str, list[Any]]) -> None:
     """Planted defect: a tenant may evict another tenant's cached block."""
-    cases = [random_case(random.Random(SEED + k)) for k in range(CASES)]
-    assert first_difference(cases, drive(served_py, cases, "cross-evict")) is not None
+    assert first_difference(the_cases(), driven["cross-evict"]) is not None
 
 
 # --- the quota file -----------------------------------------------------------------------------
