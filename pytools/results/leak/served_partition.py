@@ -68,9 +68,10 @@ from .served_run import environment, fresh_tokens, load_average
 class PartitionParams:
     """What a run is sized by (recorded)."""
 
-    contention_trials: int = 200
-    concurrent_trials: int = 100
-    price_requests: int = 200
+    contention_trials: int = 200  # on the partitioned pool (its claims need 200)
+    stock_trials: int = 60  # on the stock pool (its channel is wide open: fewer suffice)
+    concurrent_trials: int = 40
+    price_requests: int = 120
     num_blocks: int = 64
     seed: int = 20261207
 
@@ -80,7 +81,8 @@ class PartitionParams:
 
 FULL = PartitionParams()
 #: The CI smoke: the plugin serves and partitions; few trials.
-QUICK = PartitionParams(contention_trials=6, concurrent_trials=0, price_requests=0)
+QUICK = PartitionParams(contention_trials=6, stock_trials=6, concurrent_trials=0,
+                        price_requests=0)
 WARMUP = 4
 
 
@@ -89,6 +91,11 @@ def quota_file(path: Path, salts: Salts) -> dict[str, Any]:
     doc = {"tenants": {salts.keyed[VICTIM]: None, salts.keyed[OTHER]: None}, "others": None}
     path.write_text(json.dumps(doc), encoding="utf-8")
     return doc
+
+
+def mkdir(path: Path) -> Path:
+    path.mkdir()
+    return path
 
 
 def ok(t: Timed) -> Timed:
@@ -117,9 +124,9 @@ class Parties:
         reset_cache(self.client, self.server)
 
 
-def contention(p: Parties, params: PartitionParams) -> dict[str, Any]:
+def contention(p: Parties, params: PartitionParams, trials: int) -> dict[str, Any]:
     rng = random.Random(params.seed + 1)
-    sent = coins(params.seed + 2, params.contention_trials)
+    sent = coins(params.seed + 2, trials)
     ttft, cached = [], []
     for s in sent:
         p.reset()
@@ -214,7 +221,7 @@ def run(python: Path, trace: Path, params: PartitionParams = FULL,
             with vllm_server(python, model, work, num_blocks=params.num_blocks,
                              max_model_len=MAX_BLOCKS * BLOCK_SIZE, env=env) as server, \
                     admission_proxy(sys.executable, server.url, (VICTIM, OTHER), salts.secret,
-                                    work) as proxy:
+                                    mkdir(work / pool)) as proxy:
                 p = Parties(client, server.url, proxy)
                 rng = random.Random(params.seed + 9)
                 for _ in range(WARMUP):
@@ -223,7 +230,8 @@ def run(python: Path, trace: Path, params: PartitionParams = FULL,
                                        "flags": server.flags, "startup_s": server.startup_s,
                                        "plugin_on": bool(env[QUOTAS_ENV])}
                 progress(f"{pool}: contention")
-                out["contention"] = contention(p, params)
+                out["contention"] = contention(p, params, params.stock_trials
+                                               if pool == "stock" else params.contention_trials)
                 if pool == "partitioned" and params.concurrent_trials:
                     progress(f"{pool}: concurrent")
                     out["concurrent"] = concurrent(p, params)
