@@ -250,9 +250,11 @@ def serve_cmd(root: Path, out: Path | None, python: str | None, quick: bool,
 @click.option("--trace", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="The trace of the price slice (default: the shared Mooncake trace).")
 @click.option("--quick", is_flag=True, help="Few trials, no price slice (the CI smoke).")
+@click.option("--shape", type=click.Choice(("tiny", "llama-8b")), default="tiny", show_default=True,
+              help="The model directory's Llama shape (random weights either way).")
 @click.pass_obj
 def serve_partition_cmd(root: Path, out: Path | None, python: str | None, trace: Path | None,
-                        quick: bool) -> None:
+                        quick: bool, shape: str) -> None:
     """Serve vLLM twice through the admission proxy, stock pool then the tenant-partitioned
     pool (plugins/vllm_partition), and record prime and probe on each, the concurrent-compute
     attacker on the partitioned one and a tenant-split slice of the trace on both."""
@@ -268,7 +270,7 @@ def serve_partition_cmd(root: Path, out: Path | None, python: str | None, trace:
     try:
         with sigterm_unwinds():
             doc = run(served_python(root, python), trace or mooncake_trace(root),
-                      QUICK if quick else FULL,
+                      QUICK if quick else FULL, shape,
                       progress=lambda s: click.echo(f"[{time.monotonic() - start:5.0f} s] {s}",
                                                     err=True))
     except ServeError as exc:

@@ -193,7 +193,7 @@ def price(p: Parties, blocks: list[list[int]], tenants: list[int]) -> dict[str, 
             "prompt_tokens": prompt}
 
 
-def run(python: Path, trace: Path, params: PartitionParams = FULL,
+def run(python: Path, trace: Path, params: PartitionParams = FULL, shape: str = "tiny",
         progress: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Both pools, one after the other; every process started here stopped before returning."""
     salts = Salts.for_seed(params.seed)
@@ -209,8 +209,8 @@ def run(python: Path, trace: Path, params: PartitionParams = FULL,
     }
     with work_dir() as work, httpx.Client(timeout=600.0) as client:
         model = work / "model"
-        doc["model"] = {"shape": asdict(SHAPES["tiny"]), "sha256": write_model_dir(
-            model, SHAPES["tiny"]), "weights": "random (--load-format dummy)"}
+        doc["model"] = {"name": shape, "shape": asdict(SHAPES[shape]), "sha256": write_model_dir(
+            model, SHAPES[shape]), "weights": "random (--load-format dummy)"}
         doc["engine"] = {"interpreter": environment(python), "environment": SERVER_ENV}
         for pool in POOLS:
             env = {QUOTAS_ENV: ""}  # stock: off even if the caller's environment has it
