@@ -139,3 +139,43 @@ def test_bad_quota_files_are_refused(text: str, capacity: int, least: int, words
         q.resolve(q.parse(text, "quotas.json"), capacity, least)
     assert str(err.value).startswith("quotas.json: ") and words in str(err.value)
     assert "\n" not in str(err.value)
+
+
+SWITCH = r"""
+import os, sys
+from pathlib import Path
+from vllm.v1.core import block_pool, kv_cache_coordinator, kv_cache_manager
+import vllm_partition
+from vllm_partition.pool import PartitionedBlockPool
+bad, good = Path(sys.argv[1]), Path(sys.argv[2])
+os.environ.pop(vllm_partition.ENV, None)
+vllm_partition.register()                      # off: vLLM's own pool, untouched
+assert kv_cache_coordinator.BlockPool is block_pool.BlockPool
+os.environ[vllm_partition.ENV] = str(bad)
+try:
+    vllm_partition.register()
+except vllm_partition.QuotaError as e:
+    print("refused:", e)
+assert kv_cache_coordinator.BlockPool is block_pool.BlockPool
+os.environ[vllm_partition.ENV] = str(good)
+vllm_partition.register()
+assert issubclass(kv_cache_coordinator.BlockPool, PartitionedBlockPool)
+assert kv_cache_manager.KVCacheManager.allocate_slots.__wrapped__
+print("on")
+"""
+
+
+@pytest.mark.engines
+def test_the_switch_and_the_start_up_check(served_py: Path, tmp_path: Path) -> None:
+    """Unset: vLLM's pool untouched; a bad quota file: refused naming it, nothing patched; a
+    good one: the coordinator builds the partitioned pool, the manager's calls are wrapped."""
+    bad, good = tmp_path / "bad.json", tmp_path / "good.json"
+    bad.write_text('{"tenants": {"a": 0}}')
+    good.write_text('{"tenants": {"a": null, "b": null}}')
+    done = subprocess.run([str(served_py), "-c", SWITCH, str(bad), str(good)],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[-2] == f"refused: {bad}: tenant a...'s quota must be a positive number of " \
+        "blocks or null, not 0"
+    assert lines[-1] == "on"
