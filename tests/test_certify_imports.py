@@ -28,6 +28,8 @@ EXPERIMENT_MODULES: dict[str, str] = {
     "pytools.results.leak.served_run": "starts vLLM's OpenAI server and the admission proxy and "
     "drives them over HTTP (`pytools leak serve`)",
     "pytools.results.leak.served": "starts, times and stops the served engine's processes",
+    "pytools.results.leak.served_partition": "serves vLLM stock and partitioned behind the proxy "
+    "(`pytools leak serve-partition`)",
     "pytools.results.leak.probe_engines": "drives vLLM's, SGLang's and LMCache's own cache code "
     "(`pytools leak probe-engines`)",
     "pytools.results.leak.engines": "loads the engines' cache classes, or an engine over HTTP",

@@ -7,6 +7,7 @@
     pytools leak probe --engine lmcache  # on LMCache's eviction policies (.venv-lmcache)
     pytools leak price [--trace F]    # the price of isolation on the Mooncake trace (or F)
     pytools leak serve                # a served vLLM over HTTP, data/leak/served-vllm.json
+    pytools leak serve-partition      # stock vs partitioned pool, data/leak/served-partition.json
 
 ``run`` and ``probe`` need the engines (``bash .ci/engines/install.sh`` puts them in
 ``.venv-engines``); when this interpreter cannot import the engine it re-runs itself with the
@@ -242,6 +243,53 @@ def serve_cmd(root: Path, out: Path | None, python: str | None, quick: bool,
                                                  f["throughput"]["ratios"].items()))
     click.echo(f"in {time.monotonic() - start:.0f} s (not a figure); reference model agrees; "
                f"wrote {path}")
+
+
+@main.command("serve-partition")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Where to write the record (default: data/leak/served-partition.json).")
+@click.option("--python", default=None, help="The served venv's interpreter.")
+@click.option("--trace", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="The trace of the price slice (default: the shared Mooncake trace).")
+@click.option("--quick", is_flag=True, help="Few trials, no price slice (the CI smoke).")
+@click.option("--shape", type=click.Choice(("tiny", "llama-8b")), default="tiny", show_default=True,
+              help="The model directory's Llama shape (random weights either way).")
+@click.pass_obj
+def serve_partition_cmd(root: Path, out: Path | None, python: str | None, trace: Path | None,
+                        quick: bool, shape: str) -> None:
+    """Serve vLLM twice through the admission proxy, stock pool then the tenant-partitioned
+    pool (plugins/vllm_partition), and record prime and probe on each, the concurrent-compute
+    attacker on the partitioned one and a tenant-split slice of the trace on both."""
+    from pytools.paths import mooncake_trace
+
+    from .served import ServeError, sigterm_unwinds
+    from .served_partition import FULL, QUICK, run
+    from .served_partition_record import claims, evidence_path, recheck, summarise
+    from .served_run import served_python, write_record
+
+    path = out or evidence_path(root)
+    start = time.monotonic()
+    try:
+        with sigterm_unwinds():
+            doc = run(served_python(root, python), trace or mooncake_trace(root),
+                      QUICK if quick else FULL, shape,
+                      progress=lambda s: click.echo(f"[{time.monotonic() - start:5.0f} s] {s}",
+                                                    err=True))
+    except ServeError as exc:
+        raise click.ClickException(str(exc)) from None
+    problems = recheck(doc)
+    if problems:
+        raise click.ClickException("served partition run: " + "; ".join(problems))
+    write_record(path, doc)
+    if not quick:
+        f = summarise(doc)
+        for pool in ("stock", "partitioned"):
+            a = f[pool]
+            click.echo(f"{pool}: probe cached_tokens sent {a['cached_tokens_when_sent']} / not "
+                       f"{a['cached_tokens_when_not_sent']}; TTFT AUC {a['auc']} {a['auc_95']}")
+        click.echo(json.dumps({"claims": claims(f), "price": f.get("price"),
+                               "concurrent": f.get("concurrent_partitioned", {}).get("auc_95")}))
+    click.echo(f"in {time.monotonic() - start:.0f} s; wrote {path}")
 
 
 @main.command("check")

