@@ -88,13 +88,24 @@ case "$cmd" in
         install_pid[$name]=$!
       done
     fi
-    log "fast tests (two at a time: pytest-xdist, one worker per core of CI's two)"
-    "$PY" -m pytest -q -n 2 -m "not lean and not browser and not engines and not install" "$@"
+    # certify --check runs beside the fast tests: its build's tail and its kernel replay keep
+    # one core busy for minutes at a time (one Lean process), the tests take the other.
+    log "certify --check started in the background (builds the library, audits it, replays it"
+    log "  through the kernel, compares certificates/); its output follows the fast tests"
+    certify_log=$(mktemp)
+    "$PY" -m pytools.certify --check > "$certify_log" 2>&1 &
+    certify_pid=$!
+    log "fast tests (two at a time: pytest-xdist)"
+    frc=0; "$PY" -m pytest -q -n 2 -m "not lean and not browser and not engines and not install" "$@" || frc=$?
+    crc=0; wait "$certify_pid" || crc=$?
+    log "certify --check said ($(( $(date +%s) - start ))s since the tests started):"
+    cat "$certify_log" >&2
+    rm -f "$certify_log"
+    [ "$frc" = 0 ] || exit "$frc"
+    [ "$crc" = 0 ] || { log "certify --check failed"; exit "$crc"; }
     log "install test (a clean venv with the default dependencies alone verifies certificates/)"
     rc=0; "$PY" -m pytest -q -m install "$@" || rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
-    log "certify --check (builds the library, audits it, compares certificates/)"
-    "$PY" -m pytools.certify --check
     log "Lean-backed tests (two at a time: each is one single-threaded Lean process)"
     rc=0; "$PY" -m pytest -q -m lean -n 2 "$@" || rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
