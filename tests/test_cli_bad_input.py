@@ -36,6 +36,11 @@ EXCLUDED: dict[str, str] = {
     "leak run": "runs the serving engines (vLLM, SGLang) or a vLLM server over HTTP",
     "leak probe": "runs the serving engines' cache code (vLLM, SGLang)",
     "leak serve": "starts a vLLM server and the admission proxy (network listeners, minutes)",
+    "leak serve-partition": "starts a stock and a partitioned vLLM server behind the admission "
+                            "proxy (network listeners, minutes)",
+    "ceiling prefix-optima": "runs kvcache-simulator from its own venv and CP-SAT solves "
+                             "(minutes); its missing-simulator error: "
+                             "tests/test_ceiling_prefix_optima.py",
 }
 
 #: Roles of a file parameter: what it is, hence which bad values it gets.
