@@ -41,8 +41,12 @@ DRIFTS: list[tuple[str, tuple[str | int, ...], Any, str]] = [
     ("pooled-placement", ("per_instance_misses",), 28, "at best 28"),
     ("pooled-placement", ("optimum_windows", "windows", 0, "belady_bypass_misses"), 1,
      "on 4 of 5 windows"),
+    ("pooled-placement", ("binding_instance", "optimum"), 17, "agree: 17 misses"),
     ("tenant-leak", ("totals", "cross_tenant_hit_tokens_unsalted"), 7000, "served 7,000 of"),
     ("tenant-leak", ("upper_bounds", "keyed_salt", "leaking_pairs"), 3, "and 3 of 1,000"),
+    ("tenant-leak", ("served_partition", "partitioned", "cached_tokens_when_sent"), [96, 608],
+     "96 or 608 and"),
+    ("tenant-leak", ("served_partition", "partitioned", "trials"), 199, "(199 trials"),
 ]
 
 
