@@ -130,8 +130,13 @@ def ceiling_figures(trace: bytes) -> dict[str, Any]:
               "method": "test: by formula",
               "theorems": ["KVCache.Ceiling.bhits_le_beladyBypass_bhits"],
               "rows": [bypass_row(1), bypass_row(distinct)], "computed_by": "Python (test)"}
+    # The prefix figures come from a solver record, not from this trace: the committed
+    # certificate's, which its schema accepts.
+    committed = json.loads((Path(__file__).resolve().parent.parent / "certificates"
+                            / "demand-fetch-ceiling.json").read_bytes())["figures"]
     return {**counts, "sweep": [row(1), row(distinct)], "curve_method": "test: by formula",
-            "bypass": bypass, "window": window, "kernel_counts": kernel}
+            "bypass": bypass, "window": window, "kernel_counts": kernel,
+            "prefix_optima": committed["prefix_optima"], "semantics": committed["semantics"]}
 
 
 def write_manifest(root: Path, paths: list[Path], certs: list[dict[str, Any]]) -> Path:
