@@ -316,6 +316,25 @@ def test_failing_evidence_is_a_problem_not_a_crash(project: Path) -> None:
                                    "trace.jsonl:3: not JSON")
 
 
+def test_a_figure_file_too_large_to_verify_is_a_problem(project: Path) -> None:
+    """Planted: a result writes a figure file over what verify reads (it would be red in
+    every verification): certify refuses, naming the file and its size."""
+    from dataclasses import replace
+
+    from pytools.publish.strictjson import MAX_BYTES
+
+    def artifacts(root: Path, out: Path) -> list[Path]:
+        (out / "big.csv").write_bytes(b"1\n" * (MAX_BYTES // 2 + 1))
+        (out / "small.csv").write_bytes(b"1\n")
+        return [out / "big.csv", out / "small.csv"]
+
+    derived = certify.derive(project, TOOLCHAIN, report(decl("KVCache.A.main")),
+                             (replace(spec(), artifacts=artifacts),), schemas=SCHEMAS)
+    assert derived.problems == [f"demo-result: certificates/figures/demo-result/big.csv is "
+                                f"{MAX_BYTES + 2:,} bytes, over the {MAX_BYTES:,} a verifier "
+                                "reads"]
+
+
 # --- signing --------------------------------------------------------------------------------
 
 

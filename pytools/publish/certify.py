@@ -65,6 +65,7 @@ from .compare import (
     recorded_source,
 )
 from .keys import load_signing_key
+from .strictjson import MAX_BYTES
 from .trust import trust_block
 from .validation import SchemaSet, package_schemas
 
@@ -203,6 +204,9 @@ def _derive_artifacts(root: Path, spec: ResultSpec, out: Derived) -> list[dict[s
         for path in sorted(written):
             rel = str(FIGURES_DIR / spec.id / path.name)
             data = path.read_bytes()
+            if len(data) > MAX_BYTES:  # verify (and the page) would call it red: too large
+                out.problems.append(f"{spec.id}: {rel} is {len(data):,} bytes, over the "
+                                    f"{MAX_BYTES:,} a verifier reads")
             out.artifacts[rel] = data
             listed.append({"path": rel, "sha256": sha256_bytes(data)})
     return listed

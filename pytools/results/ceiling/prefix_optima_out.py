@@ -95,7 +95,7 @@ def prefix_figure_outputs(figures: dict[str, Any], summary: ScanSummary, curve: 
              ("kvcache-simulator LRU, its budgets", tuple(r["capacity"] for r in whole),
               tuple(100.0 * r["simulator_lru_hit_tokens"] / max(curve.measured, 1)
                     for r in whole)))
-    outputs = prefix_outputs(summary, curve, label, marks=marks)
+    outputs = prefix_outputs(summary, curve, label, marks=marks, plotted_rows_only=True)
     source = Source(label, summary.sha256)
     result = _in_process(optima_plot_data(figures, source))  # type: ignore[arg-type]
 

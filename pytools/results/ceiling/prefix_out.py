@@ -41,9 +41,11 @@ def prefix_csv_header(weight: str, bytes_per_token: float | None) -> list[str]:
 
 
 def write_prefix_csv(handle: BinaryIO, curve: PrefixCurve, source: Source,
-                     bytes_per_token: float | None = None) -> None:
+                     bytes_per_token: float | None = None,
+                     rows: np.ndarray | None = None) -> None:
     """``prefix.csv``: provenance and the run's rules as ``#`` comments, then one row a
-    capacity 1..distinct."""
+    capacity 1..distinct, or, with ``rows``, one row for each of those capacities only (each
+    exact; a comment says which)."""
     lines = [*source.comment_lines(),
              "# semantics: prefix (radix LRU; flat LRU over tail-first touches)",
              f"# weight: {curve.weight}",
@@ -54,21 +56,26 @@ def write_prefix_csv(handle: BinaryIO, curve: PrefixCurve, source: Source,
     if bytes_per_token:
         lines.append(f"# bytes_per_token: {bytes_per_token:g} (capacity_bytes = capacity x "
                      "512 x bytes_per_token)")
+    chosen = (np.arange(1, curve.distinct + 1, dtype=np.int64) if rows is None
+              else np.unique(np.asarray(rows, dtype=np.int64)))
+    if rows is not None:
+        lines.append(f"# rows: {len(chosen)} capacities (the plot's points and the marked "
+                     "budgets), each exact; every capacity: pytools ceiling curve --semantics "
+                     "prefix")
     lines.append(",".join(prefix_csv_header(curve.weight, bytes_per_token)))
     handle.write(("\n".join(lines) + "\n").encode("utf-8"))
     measured = str(curve.measured)
-    for start in range(0, curve.distinct, _CSV_ROWS):
-        stop = min(start + _CSV_ROWS, curve.distinct)
-        caps = range(start + 1, stop + 1)
-        hits = curve.hits[start:stop].tolist()
-        flat = curve.flat_hits[start:stop].tolist()
+    for start in range(0, len(chosen), _CSV_ROWS):
+        caps = chosen[start:start + _CSV_ROWS].tolist()
+        hits = curve.hits[chosen[start:start + _CSV_ROWS] - 1].tolist()
+        flat = curve.flat_hits[chosen[start:start + _CSV_ROWS] - 1].tolist()
         if bytes_per_token:
             per_block = 512 * bytes_per_token
-            rows = [f"{c},{h},{measured},{f},{c * per_block:.0f}\n"
+            text = [f"{c},{h},{measured},{f},{c * per_block:.0f}\n"
                     for c, h, f in zip(caps, hits, flat, strict=True)]
         else:
-            rows = [f"{c},{h},{measured},{f}\n" for c, h, f in zip(caps, hits, flat, strict=True)]
-        handle.write("".join(rows).encode("ascii"))
+            text = [f"{c},{h},{measured},{f}\n" for c, h, f in zip(caps, hits, flat, strict=True)]
+        handle.write("".join(text).encode("ascii"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,10 +167,12 @@ def percent_of(hits: int, measured: int) -> str:
 def prefix_outputs(summary: ScanSummary, curve: PrefixCurve, label: str,
                    plotter: Plotter | None = None,
                    bytes_per_token: float | None = None,
-                   marks: tuple[tuple[str, tuple[int, ...], tuple[float, ...]], ...] = ()
-                   ) -> dict[str, Writer]:
+                   marks: tuple[tuple[str, tuple[int, ...], tuple[float, ...]], ...] = (),
+                   plotted_rows_only: bool = False) -> dict[str, Writer]:
     """``prefix.csv``, ``prefix.svg`` and ``prefix.png`` of a prefix curve (with ``marks``
-    drawn on the plot)."""
+    drawn on the plot); with ``plotted_rows_only`` the table holds the plotted capacities and
+    the marks' only (a certificate's file stays small: every capacity of the whole trace is
+    megabytes)."""
     source = Source(label, summary.sha256, summary.window)
     data = prefix_plot_data(curve, source, marks)
     if plotter is not None:
@@ -175,7 +184,12 @@ def prefix_outputs(summary: ScanSummary, curve: PrefixCurve, label: str,
     def plot(fmt: str) -> Writer:
         return lambda handle: handle.write(result(fmt))
 
+    rows = None
+    if plotted_rows_only:
+        marked = [c for _, caps, _ in marks for c in caps if 1 <= c <= curve.distinct]
+        rows = np.concatenate([data.capacities, np.asarray(marked, dtype=np.int64)])
+
     def table(handle: BinaryIO) -> None:
-        write_prefix_csv(handle, curve, source, bytes_per_token)
+        write_prefix_csv(handle, curve, source, bytes_per_token, rows)
 
     return {"prefix.csv": table, "prefix.svg": plot("svg"), "prefix.png": plot("png")}
