@@ -17,7 +17,8 @@ cd "$(dirname "$0")"
 VENV=${PYTOOLS_VENV:-.venv}
 PY="$VENV/bin/python"
 
-log() { printf '==> %s\n' "$*" >&2; }
+T0=$(date +%s)
+log() { printf '==> [%4ds] %s\n' "$(( $(date +%s) - T0 ))" "$*" >&2; }
 
 setup_python() {
   local stamp="$VENV/.pytools-installed" want
@@ -88,26 +89,22 @@ case "$cmd" in
         install_pid[$name]=$!
       done
     fi
-    # certify --check runs beside the fast tests: its build's tail and its kernel replay keep
-    # one core busy for minutes at a time (one Lean process), the tests take the other.
+    # certify --check runs beside every test that needs no Lean: its build's tail and its
+    # kernel replay keep one core busy for minutes at a time (one Lean process).
     log "certify --check started in the background (builds the library, audits it, replays it"
-    log "  through the kernel, compares certificates/); its output follows the fast tests"
+    log "  through the kernel, compares certificates/); its output follows the engine tests"
     certify_log=$(mktemp)
     "$PY" -m pytools.certify --check > "$certify_log" 2>&1 &
     certify_pid=$!
+    # A phase that fails ends the run; certify --check must not outlive it.
+    trap 'kill "$certify_pid" 2>/dev/null || true' EXIT
     log "fast tests (two at a time: pytest-xdist)"
     frc=0; "$PY" -m pytest -q -n 2 -m "not lean and not browser and not engines and not install" "$@" || frc=$?
-    crc=0; wait "$certify_pid" || crc=$?
-    log "certify --check said ($(( $(date +%s) - start ))s since the tests started):"
-    cat "$certify_log" >&2
-    rm -f "$certify_log"
     [ "$frc" = 0 ] || exit "$frc"
-    [ "$crc" = 0 ] || { log "certify --check failed"; exit "$crc"; }
+    # What needs no Lean runs while certify --check builds and replays the library: its
+    # kernel replay is one process, so a core would otherwise wait for it.
     log "install test (a clean venv with the default dependencies alone verifies certificates/)"
     rc=0; "$PY" -m pytest -q -m install "$@" || rc=$?
-    [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
-    log "Lean-backed tests (two at a time: each is one single-threaded Lean process)"
-    rc=0; "$PY" -m pytest -q -m lean -n 2 "$@" || rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
     log "browser tests"
     rc=0; "$PY" -m pytest -q -m browser "$@" || rc=$?
@@ -125,6 +122,16 @@ case "$cmd" in
     [ ${#installs[@]} = 0 ] || log "engine installs done $(( $(date +%s) - estart ))s after they started (in the background)"
     log "engine tests (vLLM and SGLang cache code: .ci/engines; a served vLLM: .ci/served; LMCache: .ci/lmcache; kvcache-simulator: .ci/kvsim)"
     rc=0; "$PY" -m pytest -q -m engines -rs "$@" || rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
+    crc=0; wait "$certify_pid" || crc=$?
+    log "certify --check said ($(( $(date +%s) - start ))s since the tests started):"
+    cat "$certify_log" >&2
+    rm -f "$certify_log"
+    [ "$crc" = 0 ] || { log "certify --check failed"; exit "$crc"; }
+    # After certify: these tests compile against the built library (and one rebuilds the
+    # certificates in a clone of it), so they wait for the build that certify makes.
+    log "Lean-backed tests (two at a time: each is one single-threaded Lean process)"
+    rc=0; "$PY" -m pytest -q -m lean -n 2 "$@" || rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
     log "all tests passed in $(( $(date +%s) - start ))s"
     ;;
