@@ -46,14 +46,13 @@ This module runs no solver and no simulator, so certify re-checks the record wit
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from pytools.paths import mooncake_trace
+from pytools.results.records import read_record
 from pytools.traces.bypass import simulate_belady_bypass
 from pytools.traces.prefix import PrefixCurve, compute_prefix_curve
 from pytools.traces.trace import TraceError, TraceRead, percent_str, read_trace
@@ -93,21 +92,10 @@ MODEL = ("prefix (radix) cache of unit blocks, from an empty cache: one boolean 
 
 
 def load_record(path: Path) -> tuple[dict[str, Any], str]:
-    """The record at ``path`` and the SHA-256 of its bytes; raises
+    """The record at ``path`` and the SHA-256 of the bytes parsed; raises
     :class:`PrefixOptimaError` naming the file if it is absent, not JSON, or not a record of
     this format."""
-    try:
-        data = Path(path).read_bytes()
-        record = json.loads(data.decode("utf-8"))
-    except OSError as exc:
-        raise PrefixOptimaError(f"{path}: cannot read the prefix-optima record: "
-                                f"{exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PrefixOptimaError(f"{path}: not a JSON prefix-optima record ({exc})") from None
-    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
-        raise PrefixOptimaError(f"{path}: not a prefix-optima record (format "
-                                f"{RECORD_FORMAT!r})")
-    return record, hashlib.sha256(data).hexdigest()
+    return read_record(path, "prefix-optima", RECORD_FORMAT, PrefixOptimaError)
 
 
 #: Keys every window entry has, with their types.

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from pytools.paths import mooncake_trace
+from pytools.results.records import read_record
 from pytools.traces.bypass import simulate_belady_bypass
 from pytools.traces.trace import TraceError, scan_trace
 
@@ -104,17 +105,7 @@ def load_record(path: Path) -> tuple[dict[str, Any], str]:
     """The record at ``path`` and the SHA-256 of the bytes parsed; raises
     :class:`PlacementError` naming the file if it is absent, not JSON, or not a record of
     this format."""
-    try:
-        data = Path(path).read_bytes()
-        record = json.loads(data.decode("utf-8"))
-    except OSError as exc:
-        raise PlacementError(f"{path}: cannot read the windows record: "
-                             f"{exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PlacementError(f"{path}: not a JSON windows record ({exc})") from None
-    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
-        raise PlacementError(f"{path}: not a windows record (format {RECORD_FORMAT!r})")
-    return record, hashlib.sha256(data).hexdigest()
+    return read_record(path, "windows", RECORD_FORMAT, PlacementError)
 
 
 #: Keys every window entry has, with their types.
