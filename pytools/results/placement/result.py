@@ -67,6 +67,7 @@ from .instance import (
     load_instance,
 )
 from .lean_instance import LEAN_FILE, farthest_misses, lean_file_text
+from .routing_cost_report import COST_LIMITS, routing_cost_evidence, write_cost_artifacts
 from .routing_report import ROUTING_LIMITS, routing_evidence, write_routing_artifacts
 from .solver import certify_instance
 from .sweep import SWEEP_PARAMS, sweep, write_sweep
@@ -184,6 +185,7 @@ RESULT_LIMITS: tuple[str, ...] = (
     "the certificate requires the two equal and strictly above the wall. One cache from a "
     "cold start; no hosts.",
     *ROUTING_LIMITS,
+    *COST_LIMITS,
     "optimum_windows (CP-SAT on real windows): one trace, the shared Mooncake conversation "
     "trace (its SHA-256 recorded); windows of its first lines only, each replayed alone from "
     "an empty cache: lines 1-256, 1-512, 1-1024, 1-2048 and 1-4096 (the largest: 108,192 "
@@ -228,7 +230,8 @@ def _checked(root: Path, generated: Generated) -> None:
 def evidence(root: Path) -> Evidence:
     """Figures of the result ``pooled-placement``, from the committed instance file (which
     must be exactly the generator's output: a hand-edited instance is refused), and the
-    routing table (``routing``) from the shared Mooncake trace."""
+    routing tables (``routing``: flat; ``routing_cost``: prefix caches, priced) from the
+    shared Mooncake trace."""
     path = Path(root) / INSTANCE_PATH
     _checked(root, INSTANCE_FILE)
     inst = load_instance(path)
@@ -239,6 +242,9 @@ def evidence(root: Path) -> Evidence:
     figures["sweep_params"] = dict(SWEEP_PARAMS)
     figures["sweep"] = sweep()
     figures["routing"], trace_input = routing_evidence(root)
+    figures["routing_cost"], cost_input = routing_cost_evidence(root)
+    if cost_input != trace_input:
+        raise PlacementError(f"{trace_input.path}: changed while it was read")
     windows = windows_evidence(root)  # the CP-SAT record, re-checked against the trace
     if windows.trace_sha256 != trace_input.sha256:
         raise PlacementError(f"{trace_input.path}: changed while it was read")
@@ -307,9 +313,10 @@ def check_figures(
 
 
 def artifacts(root: Path, out: Path) -> list[Path]:
-    """The sweep's table and plot, and the routing table and plot on the shared trace, as
-    published next to the certificate."""
-    return svg_and_csv([*write_sweep(out), *write_routing_artifacts(root, out)])
+    """The sweep's table and plot, and the routing tables and plots on the shared trace (flat,
+    and prefix caches priced), as published next to the certificate."""
+    return svg_and_csv([*write_sweep(out), *write_routing_artifacts(root, out),
+                        *write_cost_artifacts(root, out)])
 
 
 SPEC = ResultSpec(
@@ -321,6 +328,6 @@ SPEC = ResultSpec(
     generated=(INSTANCE_FILE, FARTHEST_FILE, BINDING_FILE, BINDING_LEAN),
     artifacts=artifacts,
     # the instance's figures come from instance.json alone (see :func:`evidence`)
-    input_figures={TRACE_INPUT_PATH: ("routing", "optimum_windows"),
+    input_figures={TRACE_INPUT_PATH: ("routing", "routing_cost", "optimum_windows"),
                    WINDOWS_PATH.as_posix(): ("optimum_windows",)},
 )

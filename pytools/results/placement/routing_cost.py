@@ -51,7 +51,7 @@ SIMULATION_THEOREM = "KVCache.Placement.pooled_simulates_perInstance"
 
 
 def _pct(num: int, den: int) -> str:
-    return percent_str(Fraction(num, den)) if den else "0.00"
+    return percent_str(Fraction(num, max(den, 1)))
 
 
 def cost_row(run: PrefixRun, pooled_hits: int, r: int, m: int, references: int,
