@@ -33,6 +33,13 @@ windows regenerate from the trace, each is OPTIMAL with bound = objective, and e
 equals the misses of Belady with bypass, which ``Proofs/Placement/Optimal.lean`` proves the
 demand-fetch optimum at every capacity.
 
+With prices, online (``routing_cost``, :mod:`.routing_prefix`, :mod:`.routing_cost`): per-host
+prefix caches under each routing against one pooled prefix cache whose remote hits cost ``r``
+and misses ``m`` (per block, from stated public figures, :mod:`.routing_prices`), at equal total
+memory on the shared trace; every row checked against the prefix caches' Lean bounds and, on
+the flat view of the per-host caches, against the exact accounting of
+``pooled_cost_le_perInstance_cost``.
+
 Where the capacity binds (``binding_instance``, :mod:`.binding`): a committed stream of unit
 blocks at half the capacity the wall needs, whose optimum CP-SAT proves OPTIMAL and the Lean
 kernel computes as Belady with bypass's misses (``Proofs/Placement/Binding.lean``): one number,
