@@ -194,7 +194,7 @@ def cost_figure(fig: dict[str, Any]) -> Any:
     p = fig["prices"]
     with matplotlib.rc_context(PLOT_RC):
         figure = Figure(figsize=(10.0, 4.4), dpi=100)
-        figure.subplots_adjust(left=0.07, right=0.985, top=0.86, bottom=0.24, wspace=0.2)
+        figure.subplots_adjust(left=0.07, right=0.985, top=0.86, bottom=0.27, wspace=0.2)
         left, right = figure.add_subplot(1, 2, 1), figure.add_subplot(1, 2, 2)
         for i, name in enumerate(routings):
             mine = sorted((r for r in rows if r["routing"] == name), key=lambda r: r["hosts"])
@@ -220,7 +220,8 @@ def cost_figure(fig: dict[str, Any]) -> Any:
         left.set_ylabel("cost (s of prefill + transfer, sum of per-block prices)")
         right.set_ylabel("prefix hit rate (% of block references)")
         right.set_ylim(0, None)
-        figure.legend(loc="lower center", ncol=4, fontsize=6.5, frameon=False)
+        figure.legend(loc="lower center", bbox_to_anchor=(0.5, 0.03), ncol=6, fontsize=6.5,
+                      frameon=False)
         figure.suptitle(f"{Path(fig['source']).name}: {fig['requests']:,} requests, "
                         f"{refs:,} block references; prefix caches, r = {p['remote_us']} us, "
                         f"m = {p['miss_us']} us per block ({p['name']})", fontsize=9)
