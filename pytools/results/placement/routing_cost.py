@@ -43,7 +43,8 @@ from .routing_prefix import PrefixRun, PrefixSweep
 Row = dict[str, Any]
 Figures = dict[str, Any]
 
-#: The Lean theorems the rules apply.
+#: The Lean theorems the rules apply (the prefix bounds are certified by the
+#: demand-fetch-ceiling result, the cost and simulation theorems by pooled-placement).
 PREFIX_BOUND = "KVCache.Ceiling.runHits_le_beladyBypass_bhits"
 PREFIX_WALL = "KVCache.Ceiling.runHits_add_distinct_le_length"
 COST_THEOREM = "KVCache.Placement.pooled_cost_le_perInstance_cost"
@@ -265,13 +266,15 @@ def rule_prices(fig: Figures) -> list[str]:
 #: Every rule, with the statement it applies and what it covers.
 RULES: tuple[tuple[str, Callable[[Figures], list[str]], str], ...] = (
     ("host_prefix_le_bypass", rule_host_prefix_le_bypass,
-     f"{PREFIX_BOUND}: each host's prefix hits <= flat Belady with bypass on its routed "
-     "sub-trace (its requests' blocks in file order) at its capacity"),
+     f"{PREFIX_BOUND} (certified by demand-fetch-ceiling): each host's prefix hits <= flat "
+     "Belady with bypass on its routed sub-trace (its requests' blocks in file order) at its "
+     "capacity"),
     ("pool_prefix_le_bypass", rule_pool_prefix_le_bypass,
-     f"{PREFIX_BOUND}: the pooled prefix hits <= flat Belady with bypass on the whole trace at "
-     "the total capacity"),
+     f"{PREFIX_BOUND} (demand-fetch-ceiling): the pooled prefix hits <= flat Belady with "
+     "bypass on the whole trace at the total capacity"),
     ("prefix_wall", rule_prefix_wall,
-     f"{PREFIX_WALL}: prefix hits + distinct blocks <= references, per host and pooled"),
+     f"{PREFIX_WALL} (demand-fetch-ceiling): prefix hits + distinct blocks <= references, per "
+     "host and pooled"),
     ("mirror_accounting", rule_mirror_accounting,
      f"{COST_THEOREM} and {SIMULATION_THEOREM}, on the flat view of the per-host caches (flat "
      "LRU over the routed tail-first touches): mirroring pool cost + (m - r) e = m x per-host "
