@@ -337,6 +337,15 @@ def test_each_rule_refuses_its_planted_row(figures: dict[str, Any]) -> None:
             require_consistent(bad)
 
 
+def test_flat_misses_below_prefix_misses_are_refused(figures: dict[str, Any]) -> None:
+    """A request's blocks are looked up before its touches, which can only evict: its flat
+    misses are at least its prefix misses; a row claiming fewer is refused by the counts."""
+    bad = copy.deepcopy(figures)
+    row = _row(bad, 4, "kv-aware")
+    row["flat_misses"] = row["misses"] - 1
+    assert any("flat misses, below" in p for p in rule_counts(bad))
+
+
 def test_mirror_accounting_for_r_above_m(figures: dict[str, Any]) -> None:
     """r > m: the mirroring pool costs m x per-host misses + (r - m) e exactly; a row priced
     as if r <= m is refused."""

@@ -198,7 +198,8 @@ def rule_mirror_accounting(fig: Figures) -> list[str]:
 
 def rule_counts(fig: Figures) -> list[str]:
     """Each request routed once and each reference served once (per host and in the pool),
-    the per-host caches within their capacity."""
+    the per-host caches within their capacity, and their flat misses at least their prefix
+    misses (a request's blocks are looked up before its touches, which can only evict)."""
     out = []
     for row in fig["rows"]:
         where = _where(row)
@@ -221,6 +222,9 @@ def rule_counts(fig: Figures) -> list[str]:
             out.append(f"{where}: a host held {row['peak_max']} blocks")
         if not 0 <= row["hit_tokens"] <= row["tokens"]:
             out.append(f"{where}: {row['hit_tokens']} hit tokens")
+        if row["flat_misses"] < row["misses"]:  # a touch hits only what was cached before
+            out.append(f"{where}: {row['flat_misses']} flat misses, below the "
+                       f"{row['misses']} prefix misses of the same caches")
     return out
 
 
@@ -281,7 +285,8 @@ RULES: tuple[tuple[str, Callable[[Figures], list[str]], str], ...] = (
      "flat misses and <= it when r <= m; = m x misses + (r - m) e when r > m; min(r, m) form "
      "<= m x misses; mirroring misses + e = per-host misses"),
     ("counts", rule_counts, "every request routed once, every reference and token served "
-     "once (per host and pooled), per-host occupancy within capacity"),
+     "once (per host and pooled), per-host occupancy within capacity, flat misses >= prefix "
+     "misses"),
     ("is_the_curve", rule_is_the_curve, "one host, and the pool under every route, hit "
      "exactly the one-pass prefix curve (pytools.traces.prefix) at the capacity"),
     ("prices", rule_prices, "every cost is its counts times the stated r and m"),
