@@ -37,9 +37,12 @@ POOL = (
     "host whose request inserted it (a hit does not move it; evicted, it is gone). A request "
     "routed to host g (the per-host run's route, kv-aware's choices included) pays per block "
     "of its leading run 0 if the block lives on g, r if it lives on another host, and m per "
-    "block after the run. Unlike Mooncake's store, a host's memory is not capped at its share "
-    "(pool_peak_host_blocks says how far it goes), blocks are not replicated or moved, there "
-    "is no separate DRAM/SSD tier, and eviction is exact LRU, not watermark-driven"
+    "block after the run. Roughly Mooncake's store, which differs: its master places each "
+    "object (and any replicas) in the memory segments its allocator picks, each host's "
+    "segment of fixed size (here a block stays on the host that computed it and a host's "
+    "share is not capped: pool_peak_host_blocks says how far it goes), it evicts in batches "
+    "by approximate LRU once usage passes a high watermark (here exact LRU, one block at a "
+    "time), and it may offload to SSD (here one tier)"
 )
 
 #: The limits of the costed table, stated next to the result.
