@@ -21,6 +21,9 @@ from pytools.traces.trace import TRACE_INPUT_PATH, TraceError, Window
 from .instance import INSTANCE_PATH, PlacementError, load_instance
 from .result import evidence
 from .routing import run_sweep, sweep_capacities, sweep_steps, trace_requests
+from .routing_cost_report import COST_FILES, cost_figures, cost_table_text, write_cost
+from .routing_prefix import prefix_steps, read_prefix_requests, run_prefix_sweep
+from .routing_prices import DEFAULT_PRICES, PRESETS, prices_of
 from .routing_report import ROUTING_FILES, routing_figures, table_text, write_routing
 from .solver import certify_instance
 from .sweep import SWEEP_PARAMS, sweep, sweep_table, write_sweep
@@ -88,22 +91,39 @@ def sweep_cmd(out: Path | None) -> None:
               "Mooncake trace).")
 @click.option("--window", default=None, metavar="START:END",
               help="Only lines START..END of the trace (1-based, inclusive).")
+@click.option("--semantics", type=click.Choice(["flat", "prefix"]), default="flat",
+              show_default=True, help="flat: every block hits on its own (LRU per host, "
+              "pooled LRU/Belady/bypass); prefix: a request hits on its leading run of cached "
+              "blocks (radix LRU per host, a pooled prefix cache with remote hits charged, "
+              "costs at --prices; needs input_length on every line).")
+@click.option("--prices", "preset", type=click.Choice(list(PRESETS)), default=None,
+              help=f"Per-block prices with --semantics prefix (default {DEFAULT_PRICES}).")
+@click.option("--remote-cost", type=click.IntRange(min=0), default=None, metavar="US",
+              help="Remote hit price r, microseconds per block (overrides --prices).")
+@click.option("--miss-cost", type=click.IntRange(min=0), default=None, metavar="US",
+              help="Miss price m, microseconds per block (overrides --prices).")
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Also write the CSV table and the SVG plot into this folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON, not a table.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.pass_obj
-def routing_cmd(root: Path, trace: Path | None, window: str | None, out: Path | None,
-                as_json: bool, quiet: bool) -> None:
-    """Per-instance LRU under random, round-robin, prefix-hash and KV-aware routing against
-    pooled LRU, Belady, Belady with bypass and the wall, at equal total memory, over hosts
-    1..16 and capacities across the curve."""
+def routing_cmd(root: Path, trace: Path | None, window: str | None, semantics: str,
+                preset: str | None, remote_cost: int | None, miss_cost: int | None,
+                out: Path | None, as_json: bool, quiet: bool) -> None:
+    """Per-instance caches under random, round-robin, prefix-hash and KV-aware routing against
+    pooled caches at equal total memory, over hosts 1..16 and capacities across the curve:
+    flat LRU against pooled LRU, Belady, Belady with bypass and the wall, or (--semantics
+    prefix) per-host prefix caches against a pooled prefix cache, priced."""
     from pytools.paths import mooncake_trace
 
+    priced = preset is not None or remote_cost is not None or miss_cost is not None
+    if priced and semantics != "prefix":
+        raise click.UsageError("--prices, --remote-cost and --miss-cost need --semantics prefix")
     path = trace or mooncake_trace(root)
+    names = COST_FILES if semantics == "prefix" else ROUTING_FILES
     if out is not None:  # before the sweep: a bad folder fails now, not after it
         try:
-            for name in ROUTING_FILES:
+            for name in names:
                 check_can_write(out / name)
         except OSError as exc:
             raise click.ClickException(f"{out}: cannot write the routing table there: "
@@ -111,24 +131,38 @@ def routing_cmd(root: Path, trace: Path | None, window: str | None, out: Path | 
     start = time.perf_counter()
     try:
         lines = Window.parse(window) if window else None
-        reqs = trace_requests(path, lines)
-        steps = sweep_steps(sweep_capacities(reqs.distinct))
-        with delayed_bar(steps, "routing sweep", quiet) as update:
-            sw = run_sweep(reqs, progress=(lambda done, _all: update(done)) if update else None)
-    except (TraceError, PlacementError) as exc:
+        label = str(path) if lines is None else f"{path} ({lines.label})"
+        if semantics == "prefix":
+            prices = prices_of(preset, remote_cost, miss_cost)
+            pr = read_prefix_requests(path, lines)
+            steps = prefix_steps(sweep_capacities(pr.reqs.distinct))
+            with delayed_bar(steps, "costed routing sweep", quiet) as update:
+                psw = run_prefix_sweep(pr, progress=(lambda done, _all: update(done))
+                                       if update else None)
+            fig = cost_figures(psw, prices, label)
+            sha, text = psw.sha256, cost_table_text(fig)
+        else:
+            reqs = trace_requests(path, lines)
+            steps = sweep_steps(sweep_capacities(reqs.distinct))
+            with delayed_bar(steps, "routing sweep", quiet) as update:
+                sw = run_sweep(reqs, progress=(lambda done, _all: update(done))
+                               if update else None)
+            fig = routing_figures(sw, label)
+            sha, text = sw.sha256, table_text(sw)
+    except (TraceError, PlacementError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
-    label = str(path) if lines is None else f"{path} ({lines.label})"
     elapsed = time.perf_counter() - start
     if as_json:
-        json.dump(routing_figures(sw, label), sys.stdout, indent=2, sort_keys=True)
+        json.dump(fig, sys.stdout, indent=2, sort_keys=True)
         sys.stdout.write("\n")
     else:
-        click.echo(f"trace {label}  sha256 {sw.sha256}")
-        click.echo(table_text(sw), nl=False)
+        click.echo(f"trace {label}  sha256 {sha}")
+        click.echo(text, nl=False)
     click.echo(f"sweep time (not a figure): {elapsed:.2f} s", err=as_json)
     if out is not None:
         try:
-            written = write_routing(out, sw, label)
+            written = (write_cost(out, fig) if semantics == "prefix"
+                       else write_routing(out, sw, label))
         except OSError as exc:
             raise click.ClickException(f"{exc.filename or out}: cannot write the routing "
                                        f"table: {exc.strerror or exc}") from None

@@ -33,6 +33,13 @@ windows regenerate from the trace, each is OPTIMAL with bound = objective, and e
 equals the misses of Belady with bypass, which ``Proofs/Placement/Optimal.lean`` proves the
 demand-fetch optimum at every capacity.
 
+With prices, online (``routing_cost``, :mod:`.routing_prefix`, :mod:`.routing_cost`): per-host
+prefix caches under each routing against one pooled prefix cache whose remote hits cost ``r``
+and misses ``m`` (per block, from stated public figures, :mod:`.routing_prices`), at equal total
+memory on the shared trace; every row checked against the prefix caches' Lean bounds and, on
+the flat view of the per-host caches, against the exact accounting of
+``pooled_cost_le_perInstance_cost``.
+
 Where the capacity binds (``binding_instance``, :mod:`.binding`): a committed stream of unit
 blocks at half the capacity the wall needs, whose optimum CP-SAT proves OPTIMAL and the Lean
 kernel computes as Belady with bypass's misses (``Proofs/Placement/Binding.lean``): one number,
@@ -67,6 +74,7 @@ from .instance import (
     load_instance,
 )
 from .lean_instance import LEAN_FILE, farthest_misses, lean_file_text
+from .routing_cost_report import COST_LIMITS, routing_cost_evidence, write_cost_artifacts
 from .routing_report import ROUTING_LIMITS, routing_evidence, write_routing_artifacts
 from .solver import certify_instance
 from .sweep import SWEEP_PARAMS, sweep, write_sweep
@@ -184,6 +192,7 @@ RESULT_LIMITS: tuple[str, ...] = (
     "the certificate requires the two equal and strictly above the wall. One cache from a "
     "cold start; no hosts.",
     *ROUTING_LIMITS,
+    *COST_LIMITS,
     "optimum_windows (CP-SAT on real windows): one trace, the shared Mooncake conversation "
     "trace (its SHA-256 recorded); windows of its first lines only, each replayed alone from "
     "an empty cache: lines 1-256, 1-512, 1-1024, 1-2048 and 1-4096 (the largest: 108,192 "
@@ -228,7 +237,8 @@ def _checked(root: Path, generated: Generated) -> None:
 def evidence(root: Path) -> Evidence:
     """Figures of the result ``pooled-placement``, from the committed instance file (which
     must be exactly the generator's output: a hand-edited instance is refused), and the
-    routing table (``routing``) from the shared Mooncake trace."""
+    routing tables (``routing``: flat; ``routing_cost``: prefix caches, priced) from the
+    shared Mooncake trace."""
     path = Path(root) / INSTANCE_PATH
     _checked(root, INSTANCE_FILE)
     inst = load_instance(path)
@@ -239,6 +249,9 @@ def evidence(root: Path) -> Evidence:
     figures["sweep_params"] = dict(SWEEP_PARAMS)
     figures["sweep"] = sweep()
     figures["routing"], trace_input = routing_evidence(root)
+    figures["routing_cost"], cost_input = routing_cost_evidence(root)
+    if cost_input != trace_input:
+        raise PlacementError(f"{trace_input.path}: changed while it was read")
     windows = windows_evidence(root)  # the CP-SAT record, re-checked against the trace
     if windows.trace_sha256 != trace_input.sha256:
         raise PlacementError(f"{trace_input.path}: changed while it was read")
@@ -307,9 +320,10 @@ def check_figures(
 
 
 def artifacts(root: Path, out: Path) -> list[Path]:
-    """The sweep's table and plot, and the routing table and plot on the shared trace, as
-    published next to the certificate."""
-    return svg_and_csv([*write_sweep(out), *write_routing_artifacts(root, out)])
+    """The sweep's table and plot, and the routing tables and plots on the shared trace (flat,
+    and prefix caches priced), as published next to the certificate."""
+    return svg_and_csv([*write_sweep(out), *write_routing_artifacts(root, out),
+                        *write_cost_artifacts(root, out)])
 
 
 SPEC = ResultSpec(
@@ -321,6 +335,6 @@ SPEC = ResultSpec(
     generated=(INSTANCE_FILE, FARTHEST_FILE, BINDING_FILE, BINDING_LEAN),
     artifacts=artifacts,
     # the instance's figures come from instance.json alone (see :func:`evidence`)
-    input_figures={TRACE_INPUT_PATH: ("routing", "optimum_windows"),
+    input_figures={TRACE_INPUT_PATH: ("routing", "routing_cost", "optimum_windows"),
                    WINDOWS_PATH.as_posix(): ("optimum_windows",)},
 )
