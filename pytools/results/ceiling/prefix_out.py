@@ -16,13 +16,14 @@ from .plot import (
     PLOT_DPI,
     PLOT_MARGINS,
     PLOT_SIZE,
+    Plotter,
     Source,
+    in_process,
     log2_ticks,
     pixel_columns,
     plot_xlim,
     visible_points,
 )
-from .sweep import Plotter, _in_process
 
 if TYPE_CHECKING:  # importing it would load numba
     from pytools.traces.prefix import PrefixCurve
@@ -168,20 +169,29 @@ def prefix_outputs(summary: ScanSummary, curve: PrefixCurve, label: str,
                    plotter: Plotter | None = None,
                    bytes_per_token: float | None = None,
                    marks: tuple[tuple[str, tuple[int, ...], tuple[float, ...]], ...] = (),
-                   plotted_rows_only: bool = False) -> dict[str, Writer]:
+                   plotted_rows_only: bool = False, plot: bool = True) -> dict[str, Writer]:
     """``prefix.csv``, ``prefix.svg`` and ``prefix.png`` of a prefix curve (with ``marks``
     drawn on the plot); with ``plotted_rows_only`` the table holds the plotted capacities and
     the marks' only (a certificate's file stays small: every capacity of the whole trace is
-    megabytes)."""
+    megabytes); with ``plot=False`` the table alone (every capacity; matplotlib is never
+    imported)."""
     source = Source(label, summary.sha256, summary.window)
+    if not plot:
+        if plotted_rows_only or marks or plotter is not None:
+            raise ValueError("plotted rows, marks and a plotter need the plot")
+
+        def csv_only(handle: BinaryIO) -> None:
+            write_prefix_csv(handle, curve, source, bytes_per_token)
+
+        return {"prefix.csv": csv_only}
     data = prefix_plot_data(curve, source, marks)
     if plotter is not None:
         plotter.submit(data)  # type: ignore[arg-type]  (drawn while the table is written)
         result = plotter.result
     else:
-        result = _in_process(data)  # type: ignore[arg-type]
+        result = in_process(data)  # type: ignore[arg-type]
 
-    def plot(fmt: str) -> Writer:
+    def drawn(fmt: str) -> Writer:
         return lambda handle: handle.write(result(fmt))
 
     rows = None
@@ -192,4 +202,4 @@ def prefix_outputs(summary: ScanSummary, curve: PrefixCurve, label: str,
     def table(handle: BinaryIO) -> None:
         write_prefix_csv(handle, curve, source, bytes_per_token, rows)
 
-    return {"prefix.csv": table, "prefix.svg": plot("svg"), "prefix.png": plot("png")}
+    return {"prefix.csv": table, "prefix.svg": drawn("svg"), "prefix.png": drawn("png")}
