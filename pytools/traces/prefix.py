@@ -14,16 +14,20 @@ cumulative sum gives the hits at every capacity. Then the request's blocks are t
 first* (as vLLM frees them: a leaf is older than its parent).
 
 **What the curve means.** It is the prefix-hit curve of a flat LRU cache over tail-first
-touches. When the capacity is at least the longest request, that cache is radix LRU (evict the
-least recently used leaf; a request's missing blocks inserted head first, each touched), the
-semantics of the trace authors' ``kvcache-simulator``: checked token for token against it at
-its budgets (``tests/test_ceiling_prefix_kvsim.py``) and against an independent radix-tree
-simulation on random traces (``tests/test_traces_prefix.py``). Below the longest request the
-simulator's radix LRU may evict a block the request has just inserted (the only leaf off the
+touches. Under chained ids and requests without repeated blocks (the pass refuses any other
+trace: a request that repeats a block is not chained), that is, at every capacity, radix LRU
+that stores a request's missing tail and then evicts the least recently used leaf (proved:
+``KVCache.Ceiling.runHits_radixLru_eq_tailFirstLru``, ``Proofs/Ceiling/PrefixLruFlat.lean``).
+The trace authors' ``kvcache-simulator`` runs an engine's variant (the least recently used
+leaf off the request's cached path goes; a request's missing blocks inserted head first, each
+touched): from a capacity of the longest request on it scores the same, checked token for token
+at its budgets (``tests/test_ceiling_prefix_kvsim.py``, not proved) and against an independent
+radix-tree simulation on random traces (``tests/test_traces_prefix.py``). Below the longest
+request that variant may evict a block the request has just inserted (the only leaf off the
 request's cached path) and then stop inserting, its parent gone (at capacity 1, a request of two
 blocks leaves nothing cached), while the flat cache keeps the request's head blocks: the two
-differ there (tested), and the curve there is the flat cache's. (On the shared trace they agree
-at the simulator's budgets of 29-238 blocks too, measured, not proved.)
+differ there (tested), and the curve there is still the proved model's. (On the shared trace
+they agree at the simulator's budgets of 29-238 blocks too, measured, not proved.)
 
 **The kernel.** One loop, O(log n) a reference: a small C function compiled at first use and
 loaded with ``ctypes`` (numba's import and cache load cost a process more than the whole pass),

@@ -31,6 +31,22 @@ if TYPE_CHECKING:  # importing it would load numba
 #: Rows of ``prefix.csv`` formatted at a time.
 _CSV_ROWS = 1 << 15
 
+#: What every row of ``prefix.csv`` is, and what is proved of it (``Proofs/Ceiling/
+#: PrefixLruFlat.lean``; the pass refuses a trace whose ids are not chained, and a request
+#: that repeats a block is not chained).
+SEMANTICS_NOTE = (
+    "flat LRU over every request's blocks touched tail first, a request hitting its leading "
+    "run; under chained ids and requests without repeated blocks this is, at every capacity, "
+    "radix LRU that stores a request's missing tail and then evicts least recently used "
+    "leaves (proved: KVCache.Ceiling.runHits_radixLru_eq_tailFirstLru)")
+
+#: What the longest request's capacity changes: only the comparison with the simulator.
+LONGEST_NOTE = (
+    "from this capacity on, also kvcache-simulator's radix LRU, which keeps the request's "
+    "cached path and may evict blocks the request just stored: equal to the token at its "
+    "budgets, tested, not proved; below it that engine may cache less and every row is still "
+    "the proved model's")
+
 
 def prefix_csv_header(weight: str, bytes_per_token: float | None) -> list[str]:
     """The columns of ``prefix.csv``: ``capacity``, then the prefix (LRU) hits, the measured
@@ -48,10 +64,10 @@ def write_prefix_csv(handle: BinaryIO, curve: PrefixCurve, source: Source,
     capacity 1..distinct, or, with ``rows``, one row for each of those capacities only (each
     exact; a comment says which)."""
     lines = [*source.comment_lines(),
-             "# semantics: prefix (radix LRU; flat LRU over tail-first touches)",
+             f"# semantics: prefix: {SEMANTICS_NOTE}",
              f"# weight: {curve.weight}",
              f"# warmup_requests: {curve.warmup_requests} of {curve.requests}",
-             f"# longest_request_blocks: {curve.longest} (exact radix LRU from this capacity)",
+             f"# longest_request_blocks: {curve.longest} ({LONGEST_NOTE})",
              f"# prefix_ceiling_{curve.weight}: {curve.ceiling}",
              f"# flat_ceiling_{curve.weight}: {curve.flat_ceiling}"]
     if bytes_per_token:
