@@ -44,8 +44,8 @@ SEMANTICS_NOTE = (
 LONGEST_NOTE = (
     "from this capacity on, also kvcache-simulator's radix LRU, which keeps the request's "
     "cached path and may evict blocks the request just stored: equal to the token at its "
-    "budgets, tested, not proved; below it that engine may cache less and every row is still "
-    "the proved model's")
+    "budgets, tested, not proved; below it that engine may differ (at one block it keeps "
+    "nothing of a two-block request) and every row is still the proved model's")
 
 
 def prefix_csv_header(weight: str, bytes_per_token: float | None) -> list[str]:
