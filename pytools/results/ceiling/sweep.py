@@ -28,8 +28,7 @@ from pytools.traces.trace import (
     percent_str,
 )
 
-from .plot import PLOT_FORMATS, Plotter, Source, plot_data
-from .plot import in_process as _in_process
+from .plot import PLOT_FORMATS, Plotter, Source, in_process, plot_data
 
 #: Capacities (in blocks) of the sweep table; the number of distinct blocks is added to them.
 SWEEP_CAPACITIES: tuple[int, ...] = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 131072)
@@ -172,7 +171,7 @@ def _plots(curve: Curve, counts: CeilingCounts, source: Source, stem: str,
         plotter.submit(data)  # drawn while the table is written
         result = plotter.result
     else:
-        result = _in_process(data)
+        result = in_process(data)
 
     def plot(fmt: str) -> Writer:
         return lambda handle: handle.write(result(fmt))
