@@ -10,6 +10,7 @@ public import Proofs.Ceiling.Prefix
 public import Proofs.Ceiling.PrefixLru
 public import Proofs.Ceiling.PrefixLruStack
 public import Proofs.Ceiling.PrefixLruFlat
+public import Proofs.Ceiling.PrefixLruDistances
 public import Proofs.Ceiling.Count
 public import Proofs.Ceiling.Mooncake
 public import Proofs.Ceiling.MooncakeTrace
@@ -61,7 +62,9 @@ The library's root: importing `Proofs` brings every published result.
   kernel-checked instances; `Proofs.Ceiling.PrefixLruStack` — under chained ids, radix LRU's
   cache is the top of the LRU stack of the tail-first touches at every capacity, so it is a
   stack algorithm and its prefix hits come from one stack; `Proofs.Ceiling.PrefixLruFlat` —
-  hence radix LRU is flat LRU over tail-first touches, at every capacity.
+  hence radix LRU is flat LRU over tail-first touches, at every capacity;
+  `Proofs.Ceiling.PrefixLruDistances` — and its prefix hits at every capacity are a count over
+  one list of stack distances, computed in one pass.
 * `Proofs.Ceiling.Count` — counting passes proved to compute (length, distinct) of a packed
   stream, one block or one run of consecutive blocks a step; `Proofs.Ceiling.Mooncake` has the
   kernel count the public claim's window from an empty cache, `Proofs.Ceiling.MooncakeTrace`

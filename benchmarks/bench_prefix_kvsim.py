@@ -2,19 +2,21 @@
 
 A script, not a test: ``pytools ceiling curve --semantics prefix --weight tokens
 --warmup-fraction 0.5`` as a process (interpreter start, imports, parse, the radix-LRU prefix
-hits at every capacity, ``prefix.csv`` of every capacity and both plots written) against
-``kvcache-simulator run`` (0.1.3, ``.ci/kvsim``) as a process for one LRU budget (its C++
-backend, compiled before the timed runs), on the same trace.
+hits at every capacity, ``prefix.csv`` of every capacity written) against ``kvcache-simulator
+run`` (0.1.3, ``.ci/kvsim``) as a process for one LRU budget (its C++ backend, compiled before
+the timed runs), on the same trace; and, for information, the same command with ``--plot``
+(``prefix.svg`` and ``prefix.png`` drawn too, matplotlib imported in a forked worker).
 
     python benchmarks/bench_prefix_kvsim.py [--trace PATH] [--gib 64] [--repeat 5]
                                             [--kvsim .venv-kvsim/bin/kvcache-simulator]
 
 Default trace: the shared Mooncake trace (read where it is, never copied). One untimed run of
-each first (numba's kernels and the simulator's C++ backend compile once per machine), then
-``--repeat`` interleaved runs of both; printed: medians of wall and CPU time (user + system of
-the process and its children), the ratio curve / one budget (goal: below 1), the load average
-around the runs, and a cross-check that the curve's token hits at the budget's capacity equal
-the simulator's.
+each first (the prefix pass's C kernel, numba's kernels where it falls back to them, and the
+simulator's C++ backend compile once per machine), then ``--repeat`` interleaved rounds of the
+three; printed: which kernel the curve's pass uses, every run's wall and CPU time (user +
+system of the process and its children), their medians, the ratios curve / one budget (goal:
+below 1), the load average around the runs, and a cross-check that the curve's token hits at
+the budget's capacity equal the simulator's.
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ from bench_curve_cli import timed  # noqa: E402
 from pytools.paths import mooncake_trace, sha256_file  # noqa: E402
 
 MODEL = "deepseek-v3"
+
+#: Prints the kernel the curve's pass uses here (``c``, or ``numba`` where C cannot be built).
+KERNEL_PROBE = "from pytools.traces.prefix_kernel import prefix_pass; print(prefix_pass()[0])"
+
+LABELS = {"kvsim": "simulator, one LRU budget", "curve": "whole prefix curve (prefix.csv)",
+          "plot": "whole prefix curve with --plot"}
 
 
 def curve_hits_at(csv_path: Path, capacity: int) -> int:
@@ -72,13 +80,15 @@ def main() -> int:
                     f"{args.gib:g}", "--format", "json", "--no-progress",
                     "--output", str(tmp / f"kvsim{i}.json")]
 
-        def curve_cmd(i: int) -> list[str]:
+        def curve_cmd(i: int, *extra: str) -> list[str]:
             return [sys.executable, "-m", "pytools", "ceiling", "curve", str(trace), "--out",
                     str(tmp / f"out{i}"), "--semantics", "prefix", "--weight", "tokens",
-                    "--warmup-fraction", "0.5", "--quiet"]
+                    "--warmup-fraction", "0.5", "--quiet", *extra]
 
         timed(kvsim_cmd(0), ROOT, env)  # compiles the C++ backend on a fresh machine
-        timed(curve_cmd(0), ROOT, env)  # compiles numba's kernels on a fresh checkout
+        timed(curve_cmd(0), ROOT, env)  # compiles the C kernel on a fresh machine
+        timed(curve_cmd(-1, "--plot"), ROOT, env)  # and the plot worker's first run
+        kernel = timed([sys.executable, "-c", KERNEL_PROBE], ROOT, env)[2].strip()
         result = json.loads((tmp / "kvsim0.json").read_text())
         (point,) = result["points"]
         blocks, lru = point["cacheBlocks"], point["results"]["lru"]
@@ -89,29 +99,35 @@ def main() -> int:
             return 1
         print(f"check: {args.gib:g} GiB = {blocks:,} blocks ({MODEL}): {ours:,} of "
               f"{lru['totalTokens']:,} measured tokens in both")
+        print(f"the prefix pass's kernel: {kernel}")
         load0 = os.getloadavg()
-        runs: dict[str, list[tuple[float, float]]] = {"kvsim": [], "curve": []}
+        runs: dict[str, list[tuple[float, float]]] = {"kvsim": [], "curve": [], "plot": []}
         for i in range(1, args.repeat + 1):
             runs["kvsim"].append(timed(kvsim_cmd(i), ROOT, env)[:2])
             runs["curve"].append(timed(curve_cmd(i), ROOT, env)[:2])
-            if not (tmp / f"out{i}" / "prefix.png").is_file():
+            runs["plot"].append(timed(curve_cmd(args.repeat + i, "--plot"), ROOT, env)[:2])
+            if sorted(p.name for p in (tmp / f"out{i}").iterdir()) != ["prefix.csv"]:
+                print(f"run {i}: the table alone was expected")
+                return 1
+            if not (tmp / f"out{args.repeat + i}" / "prefix.png").is_file():
                 print(f"run {i}: the plot was not drawn")
                 return 1
         load1 = os.getloadavg()
         med = {name: (statistics.median(w for w, _ in r), statistics.median(c for _, c in r))
                for name, r in runs.items()}
         for name, r in runs.items():
-            print(f"{name}: wall " + " ".join(f"{w:.2f}" for w, _ in r) + "  cpu " +
+            print(f"{LABELS[name]}: wall " + " ".join(f"{w:.2f}" for w, _ in r) + "  cpu " +
                   " ".join(f"{c:.2f}" for _, c in r))
-        wall = med["curve"][0] / med["kvsim"][0]
-        cpu = med["curve"][1] / med["kvsim"][1]
-        print(f"medians of {args.repeat}: whole prefix curve {med['curve'][0]:.2f} s wall, "
-              f"{med['curve'][1]:.2f} s CPU; simulator, one LRU budget {med['kvsim'][0]:.2f} s "
-              f"wall, {med['kvsim'][1]:.2f} s CPU")
+        print(f"medians of {args.repeat} (wall, CPU): " + "; ".join(
+            f"{LABELS[name]} {w:.2f} s, {c:.2f} s" for name, (w, c) in med.items()))
         print(f"load average (1 min) {load0[0]:.2f} before, {load1[0]:.2f} after, "
               f"on {os.cpu_count()} cores")
-        print(f"ratio whole curve / one budget: wall {wall:.2f}x, CPU {cpu:.2f}x "
-              f"(goal below 1x: {'met' if wall < 1 else 'MISSED'})")
+        for name in ("curve", "plot"):
+            wall = med[name][0] / med["kvsim"][0]
+            cpu = med[name][1] / med["kvsim"][1]
+            goal = f" (goal below 1x: {'met' if wall < 1 else 'MISSED'})" if name == "curve" \
+                else ""
+            print(f"ratio {LABELS[name]} / one budget: wall {wall:.2f}x, CPU {cpu:.2f}x{goal}")
         return 0
 
 

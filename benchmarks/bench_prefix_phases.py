@@ -4,11 +4,13 @@ A script, not a test. ``benchmarks/bench_prefix_kvsim.py`` times the whole curve
 budget of the trace authors' simulator as whole processes; this one says why the curve takes
 what it takes: each phase of the command, in a fresh interpreter (imports counted once, as in
 the command), timed in CPU seconds (``time.process_time``: less sensitive than wall time to
-other work on the machine) and wall seconds. Phases: numpy, click, numba's import, the
-module, reading (parse, validate, hash), the pass (first call: numba loads the compiled
-kernel from its cache), the pass again (the computation alone), the CSV of every capacity,
-matplotlib's import and drawing the plot in both formats (the command draws it in a forked
-worker, beside the main path), and the simulator's own import, for comparison.
+other work on the machine) and wall seconds. Phases of the command as it runs by default
+(``prefix.csv`` alone, the C kernel): numpy, click, the module (with ``ctypes``), reading
+(parse, validate, hash), the pass (first call: loads the compiled C kernel from its cache),
+the pass again (the computation alone), the CSV of every capacity. Then what the command
+does not pay by default, for comparison: numba's import and its kernel's first call (the
+fallback where no C compiler is), matplotlib's import and drawing the plot in both formats
+(``--plot``: in a forked worker, beside the main path), and the simulator's own import.
 
     python benchmarks/bench_prefix_phases.py [--trace PATH] [--repeat 3]
                                              [--kvsim .venv-kvsim/bin/python]
@@ -35,19 +37,20 @@ def lap(name):
     out[name] = [t - t0, w - w0]; t0, w0 = t, w
 import numpy; lap("import numpy")
 import click; lap("import click")
-import numba; lap("import numba")
 from pytools.traces import prefix; lap("import pytools.traces.prefix")
 from pathlib import Path
 tr = prefix.read_prefix_trace(Path(sys.argv[1]), "tokens"); lap("read, validate, hash")
-c = prefix.prefix_curve_of(tr, 0.5); lap("pass (loads the cached kernel)")
-c = prefix.prefix_curve_of(tr, 0.5); lap("pass again (computation)")
+c = prefix.prefix_curve_of(tr, 0.5, "c"); lap("pass, C (loads the cached library)")
+c = prefix.prefix_curve_of(tr, 0.5, "c"); lap("pass again, C (computation)")
 from pytools.results.ceiling.plot import Source
 from pytools.results.ceiling.prefix_out import prefix_plot_data, write_prefix_csv
 src = Source(sys.argv[1], tr.summary.sha256); lap("import the outputs")
 write_prefix_csv(io.BytesIO(), c, src, None); lap("CSV of every capacity")
-import matplotlib; from matplotlib.figure import Figure; lap("import matplotlib")
+import numba; lap("not by default: import numba")
+prefix.prefix_curve_of(tr, 0.5, "numba"); lap("not by default: pass, numba (cache load)")
+import matplotlib; from matplotlib.figure import Figure; lap("--plot: import matplotlib")
 from pytools.results.ceiling.plot import render_plots
-dict(render_plots(prefix_plot_data(c, src))); lap("draw the plot (svg, png)")
+dict(render_plots(prefix_plot_data(c, src))); lap("--plot: draw the plot (svg, png)")
 print(json.dumps(out))
 """
 
@@ -77,7 +80,7 @@ def main() -> int:
     from pytools.paths import mooncake_trace
 
     trace = str((args.trace or mooncake_trace(ROOT)).resolve())
-    run(sys.executable, PHASES, trace)  # untimed: compiles numba's kernels on a fresh checkout
+    run(sys.executable, PHASES, trace)  # untimed: compiles the kernels on a fresh machine
     runs = [run(sys.executable, PHASES, trace) for _ in range(args.repeat)]
     if args.kvsim.is_file():
         runs = [{**r, **run(str(args.kvsim), KVSIM_IMPORT)} for r in runs]
@@ -88,7 +91,7 @@ def main() -> int:
     for phase in runs[0]:
         cpu = statistics.median(r[phase][0] for r in runs)
         wall = statistics.median(r[phase][1] for r in runs)
-        print(f"{phase:40s} cpu {cpu:6.3f} s  wall {wall:6.3f} s")
+        print(f"{phase:44s} cpu {cpu:6.3f} s  wall {wall:6.3f} s")
     return 0
 
 

@@ -393,7 +393,7 @@ def test_named_theorems_are_declared_in_the_ceiling_sources() -> None:
         (ROOT / "Proofs" / "Ceiling" / name).read_text(encoding="utf-8")
         for name in ("Cache.lean", "Policies.lean", "Bypass.lean", "Count.lean", "Mooncake.lean",
                      "MooncakeTrace.lean", "Prefix.lean", "PrefixMooncake.lean", "PrefixLru.lean",
-                     "PrefixLruStack.lean", "PrefixLruFlat.lean")
+                     "PrefixLruStack.lean", "PrefixLruFlat.lean", "PrefixLruDistances.lean")
     )
     for full in THEOREMS:
         assert full.startswith("KVCache.Ceiling.")

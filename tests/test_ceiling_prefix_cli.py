@@ -1,14 +1,19 @@
 """``pytools ceiling curve --semantics prefix``: the CSV of every capacity (equal to the library's
-curve), the plot, the budgets printed, the options that need prefix semantics, and bad input
-ending in one clear line with nothing written."""
+curve), the plot (with ``--plot``; the table alone otherwise, importing neither matplotlib nor
+numba), the budgets printed, the options that need prefix semantics, and bad input ending in
+one clear line with nothing written."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from conftest import missing
 
 from pytools.results.ceiling.cli import main
 from pytools.traces.prefix import compute_prefix_curve
@@ -40,7 +45,7 @@ def test_prefix_csv_is_the_curve(tmp_path: Path) -> None:
     trace = write(tmp_path / "t.jsonl", REQUESTS)
     out = tmp_path / "out"
     result = run("curve", trace, "--out", out, "--semantics", "prefix", "--warmup-fraction",
-                 "0.4", "--budget", "2", "--budget", "1")
+                 "0.4", "--budget", "2", "--budget", "1", "--plot")
     assert result.exit_code == 0, result.output
     _, curve = compute_prefix_curve(trace, "tokens", 0.4)
     head, body = rows(out / "prefix.csv")
@@ -95,3 +100,53 @@ def test_bad_input_is_one_line_and_nothing_written(tmp_path: Path) -> None:
 def test_help_says_flat_is_the_default() -> None:
     result = run("curve", "--help")
     assert "flat (the default)" in result.output and "--semantics [flat|prefix]" in result.output
+
+
+def test_the_table_alone_unless_a_plot_is_asked(tmp_path: Path) -> None:
+    trace = write(tmp_path / "t.jsonl", REQUESTS)
+    alone, drawn = tmp_path / "alone", tmp_path / "drawn"
+    args = ("curve", trace, "--semantics", "prefix", "--bytes-per-token", "2")
+    assert run(*args, "--out", alone).exit_code == 0
+    assert run(*args, "--out", drawn, "--plot").exit_code == 0
+    assert sorted(p.name for p in alone.iterdir()) == ["prefix.csv"]
+    assert sorted(p.name for p in drawn.iterdir()) == ["prefix.csv", "prefix.png", "prefix.svg"]
+    assert (alone / "prefix.csv").read_bytes() == (drawn / "prefix.csv").read_bytes()
+
+
+def test_flat_no_plot_writes_the_same_table(tmp_path: Path) -> None:
+    trace = write(tmp_path / "t.jsonl", REQUESTS)
+    alone, drawn = tmp_path / "alone", tmp_path / "drawn"
+    assert run("curve", trace, "--out", alone, "--no-plot").exit_code == 0
+    assert run("curve", trace, "--out", drawn).exit_code == 0
+    assert sorted(p.name for p in alone.iterdir()) == ["curve.csv"]
+    assert sorted(p.name for p in drawn.iterdir()) == ["curve.csv", "curve.png", "curve.svg"]
+    assert (alone / "curve.csv").read_bytes() == (drawn / "curve.csv").read_bytes()
+
+
+#: Runs the command in a fresh interpreter and prints which heavy modules it imported.
+MODULES_PROBE = """
+import sys
+from pytools.results.ceiling.cli import main
+try:
+    main(sys.argv[1:], standalone_mode=False)
+finally:
+    print(" ".join(m for m in ("matplotlib", "numba") if m in sys.modules))
+"""
+
+
+@pytest.mark.parametrize(("extra", "kernel", "imported"), [
+    ((), "c", ""),  # the fast path: neither
+    (("--plot",), "c", "matplotlib"),  # planted: the probe sees what a plot imports
+    ((), "numba", "numba"),  # planted: and what the fallback kernel imports
+])
+def test_the_table_alone_imports_neither_matplotlib_nor_numba(
+        tmp_path: Path, extra: tuple[str, ...], kernel: str, imported: str) -> None:
+    trace = write(tmp_path / "t.jsonl", REQUESTS)
+    env = {**os.environ, "PYTOOLS_PREFIX_KERNEL": kernel, "PYTOOLS_PLOT_WORKER": "0"}
+    done = subprocess.run([sys.executable, "-c", MODULES_PROBE, "curve", str(trace), "--out",
+                           str(tmp_path / "out"), "--semantics", "prefix", *extra],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    if done.returncode != 0 and "C compiler" in done.stderr:
+        missing(f"the C kernel cannot be built: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == imported

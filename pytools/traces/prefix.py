@@ -14,16 +14,24 @@ cumulative sum gives the hits at every capacity. Then the request's blocks are t
 first* (as vLLM frees them: a leaf is older than its parent).
 
 **What the curve means.** It is the prefix-hit curve of a flat LRU cache over tail-first
-touches. When the capacity is at least the longest request, that cache is radix LRU (evict the
-least recently used leaf; a request's missing blocks inserted head first, each touched), the
-semantics of the trace authors' ``kvcache-simulator``: checked token for token against it at
-its budgets (``tests/test_ceiling_prefix_kvsim.py``) and against an independent radix-tree
-simulation on random traces (``tests/test_traces_prefix.py``). Below the longest request the
-simulator's radix LRU may evict a block the request has just inserted (the only leaf off the
+touches. Under chained ids and requests without repeated blocks (the pass refuses any other
+trace: a request that repeats a block is not chained), that is, at every capacity, radix LRU
+that stores a request's missing tail and then evicts the least recently used leaf (proved:
+``KVCache.Ceiling.runHits_radixLru_eq_tailFirstLru``, ``Proofs/Ceiling/PrefixLruFlat.lean``).
+The trace authors' ``kvcache-simulator`` runs an engine's variant (the least recently used
+leaf off the request's cached path goes; a request's missing blocks inserted head first, each
+touched): from a capacity of the longest request on it scores the same, checked token for token
+at its budgets (``tests/test_ceiling_prefix_kvsim.py``, not proved) and against an independent
+radix-tree simulation on random traces (``tests/test_traces_prefix.py``). Below the longest
+request that variant may evict a block the request has just inserted (the only leaf off the
 request's cached path) and then stop inserting, its parent gone (at capacity 1, a request of two
 blocks leaves nothing cached), while the flat cache keeps the request's head blocks: the two
-differ there (tested), and the curve there is the flat cache's. (On the shared trace they agree
-at the simulator's budgets of 29-238 blocks too, measured, not proved.)
+differ there (tested), and the curve there is still the proved model's. (On the shared trace
+they agree at the simulator's budgets of 29-238 blocks too, measured, not proved.)
+
+**The kernel.** One loop, O(log n) a reference: a small C function compiled at first use and
+loaded with ``ctypes`` (numba's import and cache load cost a process more than the whole pass),
+with the same loop under numba as the fallback, tested equal (:mod:`.prefix_kernel`).
 
 **Weights.** ``blocks``: one a block. ``tokens``: a block of a request with ``n`` blocks and
 ``input_length`` L holds :data:`BLOCK_TOKENS` tokens, the last one ``L - 512 (n - 1)``, which
@@ -45,8 +53,8 @@ from typing import Annotated
 
 import msgspec
 import numpy as np
-from numba import njit
 
+from .prefix_kernel import prefix_pass
 from .trace import (
     MAX_ID,
     Progress,
@@ -162,76 +170,6 @@ def read_prefix_trace(path: Path, weight: str = "tokens", window: Window | None 
                        weight, first)
 
 
-# ----------------------------------------------------------------------------- kernel
-
-
-@njit(cache=True, nogil=True)
-def _prefix_pass(ids, ends, weights, warm, last, pred, fen, hist, flat_hist):  # pragma: no cover
-    """One pass over every request; returns ``(distinct, measured, prefix_ceiling,
-    flat_ceiling, bad)``: ``bad`` is the index of the first request whose id follows a
-    different predecessor than before (-1: none). ``hist[d]``/``flat_hist[d]``: measured
-    weight of the blocks that hit from capacity d on, in the prefix / flat count."""
-    n_fen = fen.shape[0] - 1
-    live = 0
-    t = 0
-    measured = 0
-    top = 0
-    flat_top = 0
-    start = 0
-    for r in range(ends.shape[0]):
-        end = ends[r]
-        count = r >= warm
-        prev = -1
-        run = 0  # max depth of the leading run so far (0: no block yet)
-        alive = True
-        for j in range(start, end):
-            x = ids[j]
-            if pred[x] == -2:
-                pred[x] = prev
-            elif pred[x] != prev:
-                return live, measured, top, flat_top, r
-            prev = x
-            if not count:
-                continue
-            w = weights[j]
-            measured += w
-            p = last[x]
-            if p < 0:
-                alive = False
-                continue
-            s = 0
-            k = p + 1
-            while k > 0:
-                s += fen[k]
-                k &= k - 1
-            d = live - s + 1
-            flat_hist[d] += w
-            flat_top += w
-            if alive:
-                if d > run:
-                    run = d
-                hist[run] += w
-                top += w
-        for j in range(end - 1, start - 1, -1):  # touch tail first
-            x = ids[j]
-            p = last[x]
-            if p < 0:
-                live += 1
-            else:
-                k = p + 1
-                while k <= n_fen:
-                    fen[k] -= 1
-                    k += k & -k
-            last[x] = t
-            k = t + 1
-            while k <= n_fen:
-                fen[k] += 1
-                k += k & -k
-            t += 1
-        start = end
-    return live, measured, top, flat_top, -1
-
-
 # ----------------------------------------------------------------------------- records
 
 
@@ -252,6 +190,7 @@ class PrefixCurve:
     ceiling: int  # prefix hits at infinite capacity (every block of a seen prefix)
     flat_ceiling: int  # flat hits at infinite capacity (every block seen before)
     longest: int  # blocks of the longest request
+    kernel: str  # which kernel ran the pass: "c" or "numba" (the same numbers)
 
     def at(self, capacity: int) -> int:
         """Prefix hits at ``capacity`` blocks (0 stores nothing; past ``distinct`` all fit)."""
@@ -268,8 +207,11 @@ def warmup_requests(requests: int, fraction: float) -> int:
     return max(0, min(requests, math.floor(requests * fraction)))
 
 
-def prefix_curve_of(trace: PrefixTrace, warmup_fraction: float = 0.0) -> PrefixCurve:
-    """The exact prefix-hit curve of a read trace (see the module's docstring)."""
+def prefix_curve_of(trace: PrefixTrace, warmup_fraction: float = 0.0,
+                    kernel: str | None = None) -> PrefixCurve:
+    """The exact prefix-hit curve of a read trace (see the module's docstring), by the pass
+    ``kernel`` names (``c``, ``numba``; default ``$PYTOOLS_PREFIX_KERNEL``, else ``auto``: C
+    where it compiles, else numba; :mod:`.prefix_kernel`)."""
     ids = trace.ids
     n = int(ids.shape[0])
     requests = int(trace.ends.shape[0])
@@ -283,7 +225,8 @@ def prefix_curve_of(trace: PrefixTrace, warmup_fraction: float = 0.0) -> PrefixC
     fen = np.zeros(n + 1, dtype=np.int32)
     hist = np.zeros(n + 2, dtype=np.int64)
     flat_hist = np.zeros(n + 2, dtype=np.int64)
-    distinct, measured, top, flat_top, bad = _prefix_pass(
+    ran, kernel_pass = prefix_pass(kernel)
+    distinct, measured, top, flat_top, bad = kernel_pass(
         ids, trace.ends, trace.weights, warm, last, pred, fen, hist, flat_hist)
     if bad >= 0:
         line = trace.first_line + int(bad)
@@ -297,7 +240,7 @@ def prefix_curve_of(trace: PrefixTrace, warmup_fraction: float = 0.0) -> PrefixC
     return PrefixCurve(weight=trace.weight, requests=requests, warmup_requests=warm,
                        references=n, distinct=distinct, measured=int(measured), hits=hits,
                        flat_hits=flat, ceiling=int(top), flat_ceiling=int(flat_top),
-                       longest=int(lengths.max()) if requests else 0)
+                       longest=int(lengths.max()) if requests else 0, kernel=ran)
 
 
 def compute_prefix_curve(path: Path, weight: str = "tokens", warmup_fraction: float = 0.0,

@@ -13,13 +13,14 @@ import io
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import click
 
 from pytools.paths import project_root
 from pytools.traces.output import OutputError, write_outputs
 from pytools.traces.policies import POLICIES, simulate
+from pytools.traces.prefix_kernel import KernelUnavailable
 from pytools.traces.progress import progress_bar
 from pytools.traces.trace import (
     TraceError,
@@ -42,7 +43,7 @@ def _errors() -> Iterator[None]:
     """Bad input and failed outputs become one clear line and exit status 1."""
     try:
         yield
-    except (TraceError, OutputError) as exc:
+    except (TraceError, OutputError, KernelUnavailable) as exc:
         raise _fail(exc) from None
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
@@ -179,12 +180,14 @@ def _budget(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
 @file_argument
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
               required=True, help="Folder for curve.csv, curve.svg, curve.png "
-              "(prefix: prefix.csv, prefix.svg, prefix.png).")
+              "(prefix: prefix.csv; with --plot, prefix.svg and prefix.png).")
 @click.option("--semantics", type=click.Choice(["flat", "prefix"]), default="flat",
               show_default=True,
               help="flat (the default): every block hits on its own, LRU and OPT; prefix: a "
               "request hits only the leading run of its cached blocks (radix LRU, as engines "
-              "serve; exact at capacities >= the longest request).")
+              "serve: flat LRU over tail-first touches, proved equal at every capacity for "
+              "chained ids; kvcache-simulator's variant agrees from the longest request on, "
+              "tested).")
 @click.option("--weight", type=click.Choice(["tokens", "blocks"]), default=None,
               help="prefix only: count tokens (from input_length; the default) or blocks.")
 @click.option("--warmup-fraction", type=click.FloatRange(0.0, 1.0), default=None,
@@ -197,27 +200,34 @@ def _budget(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
               metavar="BLOCKS|SIZEGiB",
               help="prefix only, repeatable: print the hits at this capacity, in blocks or "
               "as a byte budget (e.g. 64GiB, needs --bytes-per-token).")
+@click.option("--plot/--no-plot", "plot", default=None,
+              help="Draw the plot (SVG and PNG) beside the table. Default: on for flat "
+              "semantics, off for prefix (prefix.csv alone, without loading matplotlib: the "
+              "fast path; --plot adds prefix.svg and prefix.png).")
 @window_option
 @quiet_option
 def curve_cmd(file: Path, out_dir: Path, semantics: str, weight: str | None,
               warmup_fraction: float | None, bytes_per_token: float | None,
-              budgets: tuple[tuple[str, float], ...], window: Window | None,
+              budgets: tuple[tuple[str, float], ...], plot: bool | None, window: Window | None,
               quiet: bool) -> None:
     """Exact hits at every capacity 1..distinct of FILE, in one pass. Flat semantics (the
     default): LRU and OPT (``curve.csv``: capacity,lru_hits,opt_hits; and the plot). Prefix
     semantics: radix-LRU prefix hits (``prefix.csv``: capacity,lru_hit_tokens,
-    measured_tokens,...; and the plot with the ceiling and the flat count)."""
-    from .plot_worker import plot_worker
-
+    measured_tokens,...; with ``--plot``, the plot with the ceiling and the flat count)."""
     if semantics == "prefix":
         _prefix_curve(file, out_dir, weight or "tokens", warmup_fraction or 0.0,
-                      bytes_per_token, budgets, window, quiet)
+                      bytes_per_token, budgets, window, quiet, bool(plot))
         return
     if weight or warmup_fraction is not None or bytes_per_token or budgets:
         raise click.UsageError("--weight, --warmup-fraction, --bytes-per-token and --budget "
                                "need --semantics prefix")
+    plot = plot is not False
+    workers: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+    if plot:
+        from .plot_worker import plot_worker
 
-    with _errors(), plot_worker() as plotter, progress_bar(file, quiet) as progress:
+        workers = plot_worker()
+    with _errors(), workers as plotter, progress_bar(file, quiet) as progress:
         from pytools.traces.curve import (
             compute_curve,  # after the fork: the plot worker needs no numba
         )
@@ -229,7 +239,8 @@ def curve_cmd(file: Path, out_dir: Path, semantics: str, weight: str | None,
         summary, curve = compute_curve(file, window, progress)
         _header(file, summary.sha256, window)
         counts = counts_from(summary, curve)
-        written = write_outputs(out_dir, curve_outputs(summary, curve, str(file), plotter))
+        written = write_outputs(out_dir, curve_outputs(summary, curve, str(file), plotter,
+                                                       plot))
     click.echo(f"references: {counts.references}  distinct: {counts.distinct}  "
                f"ceiling: {counts.max_hits} hits ({counts.percent} %)")
     for w in written:
@@ -238,13 +249,17 @@ def curve_cmd(file: Path, out_dir: Path, semantics: str, weight: str | None,
 
 def _prefix_curve(file: Path, out_dir: Path, weight: str, warmup_fraction: float,
                   bytes_per_token: float | None, budgets: tuple[tuple[str, float], ...],
-                  window: Window | None, quiet: bool) -> None:
-    """``curve --semantics prefix``: the prefix curve, its outputs and the asked budgets."""
-    from .plot_worker import plot_worker
-
+                  window: Window | None, quiet: bool, plot: bool) -> None:
+    """``curve --semantics prefix``: the prefix curve, its outputs (the plot only with
+    ``plot``: no plot worker, no matplotlib otherwise) and the asked budgets."""
     if any(unit == "GiB" for unit, _ in budgets) and not bytes_per_token:
         raise click.UsageError("a GiB budget needs --bytes-per-token")
-    with _errors(), plot_worker() as plotter, progress_bar(file, quiet) as progress:
+    workers: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+    if plot:
+        from .plot_worker import plot_worker
+
+        workers = plot_worker()
+    with _errors(), workers as plotter, progress_bar(file, quiet) as progress:
         from pytools.traces.output import check_folder, write_outputs
         from pytools.traces.prefix import budget_blocks, compute_prefix_curve
 
@@ -254,7 +269,7 @@ def _prefix_curve(file: Path, out_dir: Path, weight: str, warmup_fraction: float
         summary, curve = compute_prefix_curve(file, weight, warmup_fraction, window, progress)
         _header(file, summary.sha256, window)
         written = write_outputs(out_dir, prefix_outputs(summary, curve, str(file), plotter,
-                                                        bytes_per_token))
+                                                        bytes_per_token, plot=plot))
     unit = weight
     click.echo(f"requests: {curve.requests} (warm-up {curve.warmup_requests})  references: "
                f"{curve.references}  distinct: {curve.distinct}  longest request: "

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -293,3 +293,29 @@ def curve_plot(curve: Curve, counts: CeilingCounts, source: Source, fmt: str,
     if isinstance(out, Exception):
         raise out
     return out
+
+
+class Plotter(Protocol):
+    """Draws plots elsewhere (:class:`.plot_worker.PlotWorker`: in a process that imported
+    matplotlib while the curve was computed)."""
+
+    def submit(self, data: PlotData) -> None:
+        """Start drawing ``data`` in every format of :data:`PLOT_FORMATS`."""
+
+    def result(self, fmt: str) -> bytes:
+        """The bytes of one format (waiting for them); raises if it could not be drawn."""
+
+
+def in_process(data: PlotData) -> Callable[[str], bytes]:
+    """A format's plot bytes, every format drawn from one figure on the first call."""
+    drawn: dict[str, bytes | Exception] = {}
+
+    def result(fmt: str) -> bytes:
+        if not drawn:
+            drawn.update(render_plots(data))
+        out = drawn[fmt]
+        if isinstance(out, Exception):
+            raise out
+        return out
+
+    return result

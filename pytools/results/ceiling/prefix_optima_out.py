@@ -13,9 +13,8 @@ from typing import Any, BinaryIO
 from pytools.traces.output import Writer
 from pytools.traces.trace import ScanSummary
 
-from .plot import PLOT_DPI, PLOT_MARGINS, PLOT_SIZE, Source
+from .plot import PLOT_DPI, PLOT_MARGINS, PLOT_SIZE, Source, in_process
 from .prefix_out import prefix_outputs
-from .sweep import _in_process
 
 #: Columns of ``prefix-optima.csv`` (hits in blocks, from an empty cache, per window).
 OPTIMA_COLUMNS = ("first_line", "last_line", "references", "distinct_blocks", "capacity",
@@ -97,7 +96,7 @@ def prefix_figure_outputs(figures: dict[str, Any], summary: ScanSummary, curve: 
                     for r in whole)))
     outputs = prefix_outputs(summary, curve, label, marks=marks, plotted_rows_only=True)
     source = Source(label, summary.sha256)
-    result = _in_process(optima_plot_data(figures, source))  # type: ignore[arg-type]
+    result = in_process(optima_plot_data(figures, source))  # type: ignore[arg-type]
 
     def table(handle: BinaryIO) -> None:
         handle.write(optima_csv(figures, source))

@@ -16,19 +16,36 @@ from .plot import (
     PLOT_DPI,
     PLOT_MARGINS,
     PLOT_SIZE,
+    Plotter,
     Source,
+    in_process,
     log2_ticks,
     pixel_columns,
     plot_xlim,
     visible_points,
 )
-from .sweep import Plotter, _in_process
 
 if TYPE_CHECKING:  # importing it would load numba
     from pytools.traces.prefix import PrefixCurve
 
 #: Rows of ``prefix.csv`` formatted at a time.
 _CSV_ROWS = 1 << 15
+
+#: What every row of ``prefix.csv`` is, and what is proved of it (``Proofs/Ceiling/
+#: PrefixLruFlat.lean``; the pass refuses a trace whose ids are not chained, and a request
+#: that repeats a block is not chained).
+SEMANTICS_NOTE = (
+    "flat LRU over every request's blocks touched tail first, a request hitting its leading "
+    "run; under chained ids and requests without repeated blocks this is, at every capacity, "
+    "radix LRU that stores a request's missing tail and then evicts least recently used "
+    "leaves (proved: KVCache.Ceiling.runHits_radixLru_eq_tailFirstLru)")
+
+#: What the longest request's capacity changes: only the comparison with the simulator.
+LONGEST_NOTE = (
+    "from this capacity on, also kvcache-simulator's radix LRU, which keeps the request's "
+    "cached path and may evict blocks the request just stored: equal to the token at its "
+    "budgets, tested, not proved; below it that engine may differ (at one block it keeps "
+    "nothing of a two-block request) and every row is still the proved model's")
 
 
 def prefix_csv_header(weight: str, bytes_per_token: float | None) -> list[str]:
@@ -47,10 +64,10 @@ def write_prefix_csv(handle: BinaryIO, curve: PrefixCurve, source: Source,
     capacity 1..distinct, or, with ``rows``, one row for each of those capacities only (each
     exact; a comment says which)."""
     lines = [*source.comment_lines(),
-             "# semantics: prefix (radix LRU; flat LRU over tail-first touches)",
+             f"# semantics: prefix: {SEMANTICS_NOTE}",
              f"# weight: {curve.weight}",
              f"# warmup_requests: {curve.warmup_requests} of {curve.requests}",
-             f"# longest_request_blocks: {curve.longest} (exact radix LRU from this capacity)",
+             f"# longest_request_blocks: {curve.longest} ({LONGEST_NOTE})",
              f"# prefix_ceiling_{curve.weight}: {curve.ceiling}",
              f"# flat_ceiling_{curve.weight}: {curve.flat_ceiling}"]
     if bytes_per_token:
@@ -168,20 +185,29 @@ def prefix_outputs(summary: ScanSummary, curve: PrefixCurve, label: str,
                    plotter: Plotter | None = None,
                    bytes_per_token: float | None = None,
                    marks: tuple[tuple[str, tuple[int, ...], tuple[float, ...]], ...] = (),
-                   plotted_rows_only: bool = False) -> dict[str, Writer]:
+                   plotted_rows_only: bool = False, plot: bool = True) -> dict[str, Writer]:
     """``prefix.csv``, ``prefix.svg`` and ``prefix.png`` of a prefix curve (with ``marks``
     drawn on the plot); with ``plotted_rows_only`` the table holds the plotted capacities and
     the marks' only (a certificate's file stays small: every capacity of the whole trace is
-    megabytes)."""
+    megabytes); with ``plot=False`` the table alone (every capacity; matplotlib is never
+    imported)."""
     source = Source(label, summary.sha256, summary.window)
+    if not plot:
+        if plotted_rows_only or marks or plotter is not None:
+            raise ValueError("plotted rows, marks and a plotter need the plot")
+
+        def csv_only(handle: BinaryIO) -> None:
+            write_prefix_csv(handle, curve, source, bytes_per_token)
+
+        return {"prefix.csv": csv_only}
     data = prefix_plot_data(curve, source, marks)
     if plotter is not None:
         plotter.submit(data)  # type: ignore[arg-type]  (drawn while the table is written)
         result = plotter.result
     else:
-        result = _in_process(data)  # type: ignore[arg-type]
+        result = in_process(data)  # type: ignore[arg-type]
 
-    def plot(fmt: str) -> Writer:
+    def drawn(fmt: str) -> Writer:
         return lambda handle: handle.write(result(fmt))
 
     rows = None
@@ -192,4 +218,4 @@ def prefix_outputs(summary: ScanSummary, curve: PrefixCurve, label: str,
     def table(handle: BinaryIO) -> None:
         write_prefix_csv(handle, curve, source, bytes_per_token, rows)
 
-    return {"prefix.csv": table, "prefix.svg": plot("svg"), "prefix.png": plot("png")}
+    return {"prefix.csv": table, "prefix.svg": drawn("svg"), "prefix.png": drawn("png")}

@@ -7,7 +7,8 @@ Belady with bypass and the flat ceiling; Proofs/Ceiling/PrefixMooncake.lean stat
 Mooncake window, warm-window and whole-trace ceilings for that class, reusing the kernel's
 counts; Proofs/Ceiling/PrefixLru*.lean define radix LRU (evict the least recently used leaf)
 and prove that its cache is the top of the LRU stack of the tail-first touches at every
-capacity, hence flat LRU's over those touches and a stack algorithm, with kernel-checked
+capacity, hence flat LRU's over those touches and a stack algorithm whose prefix hits at every
+capacity are a count over one list of stack distances (the one-pass curve), with kernel-checked
 instances against flat LRU and of an all-or-nothing variant that is no stack algorithm below
 the longest request.
 """
@@ -31,6 +32,10 @@ PREFIX_THEOREMS: tuple[str, ...] = (
     "KVCache.Ceiling.runHits_radixLru_eq_tailFirstLru",
     "KVCache.Ceiling.radixLru_mem_iff_tailFirstLru",
     "KVCache.Ceiling.reverse_tailFirst",
+    "KVCache.Ceiling.runHits_radixLru_eq_countP",
+    "KVCache.Ceiling.runHits_tailFirstLru_eq_countP",
+    "KVCache.Ceiling.runHits_stackCaches_eq_countP",
+    "KVCache.Ceiling.leadRun_take_eq_countP_runDepths",
     "KVCache.Ceiling.runHits_radixLru_eq_stackCaches_nil",
     "KVCache.Ceiling.runHits_radixLru_eq_stackCaches",
     "KVCache.Ceiling.radixLruStep_mem_iff",

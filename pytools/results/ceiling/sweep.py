@@ -8,11 +8,11 @@ from __future__ import annotations
 import csv
 import functools
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import BinaryIO
 
 import numpy as np
 from numba import njit
@@ -28,7 +28,7 @@ from pytools.traces.trace import (
     percent_str,
 )
 
-from .plot import PLOT_FORMATS, PlotData, Source, plot_data, render_plots
+from .plot import PLOT_FORMATS, Plotter, Source, in_process, plot_data
 
 #: Capacities (in blocks) of the sweep table; the number of distinct blocks is added to them.
 SWEEP_CAPACITIES: tuple[int, ...] = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 131072)
@@ -164,32 +164,6 @@ def analysed(path: str, sha256: str, window: Window | None = None) -> tuple[Scan
     return summary, curve
 
 
-class Plotter(Protocol):
-    """Draws plots elsewhere (:class:`.plot_worker.PlotWorker`: in a process that imported
-    matplotlib while the curve was computed)."""
-
-    def submit(self, data: PlotData) -> None:
-        """Start drawing ``data`` in every format of :data:`PLOT_FORMATS`."""
-
-    def result(self, fmt: str) -> bytes:
-        """The bytes of one format (waiting for them); raises if it could not be drawn."""
-
-
-def _in_process(data: PlotData) -> Callable[[str], bytes]:
-    """A format's plot bytes, every format drawn from one figure on the first call."""
-    drawn: dict[str, bytes | Exception] = {}
-
-    def result(fmt: str) -> bytes:
-        if not drawn:
-            drawn.update(render_plots(data))
-        out = drawn[fmt]
-        if isinstance(out, Exception):
-            raise out
-        return out
-
-    return result
-
-
 def _plots(curve: Curve, counts: CeilingCounts, source: Source, stem: str,
            marks: Sequence[int], plotter: Plotter | None = None) -> dict[str, Writer]:
     data = plot_data(curve, counts, source, marks)
@@ -197,7 +171,7 @@ def _plots(curve: Curve, counts: CeilingCounts, source: Source, stem: str,
         plotter.submit(data)  # drawn while the table is written
         result = plotter.result
     else:
-        result = _in_process(data)
+        result = in_process(data)
 
     def plot(fmt: str) -> Writer:
         return lambda handle: handle.write(result(fmt))
@@ -218,14 +192,18 @@ def sweep_outputs(summary: ScanSummary, curve: Curve, label: str, stem: str = "s
 
 
 def curve_outputs(summary: ScanSummary, curve: Curve, label: str,
-                  plotter: Plotter | None = None) -> dict[str, Writer]:
+                  plotter: Plotter | None = None, plot: bool = True) -> dict[str, Writer]:
     """``curve.csv`` (every capacity), ``curve.svg`` and ``curve.png`` of an analysed trace
-    (the plots drawn by ``plotter`` if given, else here when written)."""
+    (the plots drawn by ``plotter`` if given, else here when written; none without
+    ``plot``)."""
     counts = counts_from(summary, curve)
     source = Source(label, summary.sha256, summary.window)
-    return {"curve.csv": lambda handle: write_curve_csv(handle, curve, source),
-            **_plots(curve, counts, source, "curve", sweep_capacities(counts.distinct),
-                     plotter)}
+    table: dict[str, Writer] = {
+        "curve.csv": lambda handle: write_curve_csv(handle, curve, source)}
+    if not plot:
+        return table
+    return {**table, **_plots(curve, counts, source, "curve",
+                              sweep_capacities(counts.distinct), plotter)}
 
 
 def write_sweep(path: Path, out_dir: Path, window: Window | None = None,
