@@ -16,7 +16,7 @@ check the variant kernel's *logic under a MAC* (the tag check against the named 
 the ownership kernel), not the MAC: its unforgeability is the assumption `Unforged` of
 `Proofs.Kernel.Mac`, the adversary's knowledge being the tags the kernel sent.
 
-* **The tag layer** (`tagBitsOk_sound`, `mstep_of_tagBits`): the check lists, for every request
+* **The tag layer** (`tagTableOk_sound`, `mstep_of_tagTable`): the check lists, for every request
   of the alphabet (`alphabet`), the tags it is presented with (`tagsFor`: the token's tag for
   every holder, so the right one and every other holder's, and 0, a tag no holder is ever
   issued); a passing bit string says, case by case, whether `mstep` decides the request as
@@ -52,21 +52,61 @@ noncomputable def tagsFor (cfg : Config) (r : Req) : List Nat :=
   | _ => [0]
 
 -- noncomputable: compiling it needs `List.flatMapTR`, absent from the registry Lean.
+/-- The tagged cases of a list of requests: each request with each of its tags, in order. -/
+noncomputable def tagCasesOf (cfg : Config) (rs : List Req) : List (Req × Nat) :=
+  rs.flatMap fun r => (tagsFor cfg r).map fun g => (r, g)
+
+-- noncomputable: calls `tagCasesOf`, which has no compiled code here.
 /-- The tagged cases of the finite check: every request of the alphabet with each of its
 tags, in alphabet order. -/
-noncomputable def tagCases (cfg : Config) : List (Req × Nat) :=
-  (alphabet cfg).flatMap fun r => (tagsFor cfg r).map fun g => (r, g)
+noncomputable def tagCases (cfg : Config) : List (Req × Nat) := tagCasesOf cfg (alphabet cfg)
 
 /-- Bits, the first one lowest, against the binary digits of `n` (and nothing past them). -/
 def checkBits : List Bool → Nat → Bool
   | [], n => Nat.beq n 0
   | b :: bs, n => Nat.beq (n % 2) (bif b then 1 else 0) && checkBits bs (n / 2)
 
--- noncomputable: calls `tagCases`, which has no compiled code here.
-/-- The tag test `tg` gives, on every tagged case in order, the bit of `bits` at the case's
-index. -/
-noncomputable def tagBitsOk (tg : Req → Nat → Bool) (cfg : Config) (bits : Nat) : Bool :=
-  checkBits ((tagCases cfg).map fun c => tg c.1 c.2) bits
+-- noncomputable: compiling it needs `List.range`, absent from the registry Lean.
+/-- The first `len` binary digits of `n`, lowest first. -/
+noncomputable def bitsOf (len n : Nat) : List Bool := (List.range len).map n.testBit
+
+-- noncomputable: calls `tagCasesOf`, which has no compiled code here.
+/-- The tag test's verdicts on the tagged cases of a list of requests. -/
+noncomputable def verdicts (tg : Req → Nat → Bool) (cfg : Config) (rs : List Req) : List Bool :=
+  (tagCasesOf cfg rs).map fun c => tg c.1 c.2
+
+-- noncomputable: compiling it needs `List.getD`, absent from the registry Lean.
+/-- Check the tag test on the token groups `qs` (`tokGroup`), group `j` against the bits of
+dictionary entry `gs[j]` (the reference's verdicts on a group's tagged cases, lowest first). -/
+noncomputable def checkTagGroups (tg : Req → Nat → Bool) (cfg : Config) (dict : List Nat) :
+    List (Nat × Nat × Nat × Nat) → List Nat → Bool
+  | [], [] => true
+  | q :: qs, g :: gs =>
+    checkBits (verdicts tg cfg (tokGroup cfg q)) (dict.getD g 0) &&
+      checkTagGroups tg cfg dict qs gs
+  | _, _ => false
+
+-- noncomputable: compiling it needs `List.getD`, absent from the registry Lean.
+/-- The reference's verdicts on the tagged cases of the groups `qs`, from the dictionary
+entries `gs` names (group `j`: the first bits of entry `gs[j]`, as many as it has cases). -/
+noncomputable def expandTags (cfg : Config) (dict : List Nat) :
+    List (Nat × Nat × Nat × Nat) → List Nat → List Bool
+  | q :: qs, g :: gs =>
+    bitsOf (tagCasesOf cfg (tokGroup cfg q)).length (dict.getD g 0) ++ expandTags cfg dict qs gs
+  | _, _ => []
+
+-- noncomputable: calls `expandTags`, which has no compiled code here.
+/-- The reference's verdicts on every tagged case of the alphabet: the groups' from the
+dictionary, then those of the requests after the groups (`otherReqs`) from `others`. -/
+noncomputable def refTags (cfg : Config) (dict gs : List Nat) (others : Nat) : List Bool :=
+  expandTags cfg dict (tokQuads cfg) gs ++
+    bitsOf (tagCasesOf cfg (otherReqs cfg)).length others
+
+-- noncomputable: calls `checkTagGroups`, which has no compiled code here.
+/-- The whole tag check: every token group, then the requests after the groups. -/
+noncomputable def tagTableOk (tg : Req → Nat → Bool) (cfg : Config) (dict gs : List Nat)
+    (others : Nat) : Bool :=
+  checkTagGroups tg cfg dict (tokQuads cfg) gs && checkBits (verdicts tg cfg (otherReqs cfg)) others
 
 /-- A passing bit check: every bit is the binary digit of `n` at its index. -/
 theorem checkBits_sound : ∀ (bs : List Bool) (n : Nat), checkBits bs n = true →
@@ -84,25 +124,101 @@ theorem checkBits_sound : ∀ (bs : List Bool) (n : Nat), checkBits bs n = true 
       rw [Nat.testBit_succ]
       exact checkBits_sound bs (n / 2) hs i (by simpa using h)
 
-/-- **A passing tag check is exact**: on every tagged case, the tag test gives the bit of the
-case. -/
-theorem tagBitsOk_sound {tg : Req → Nat → Bool} {cfg : Config} {bits : Nat}
-    (h : tagBitsOk tg cfg bits = true) (i : Nat) (hi : i < (tagCases cfg).length) :
-    tg (tagCases cfg)[i].1 (tagCases cfg)[i].2 = bits.testBit i := by
-  have := checkBits_sound _ bits h i (by simpa using hi)
-  simpa using this
+/-- A passing bit check: the bits are the first binary digits of `n`. -/
+theorem checkBits_eq {bs : List Bool} {n : Nat} (h : checkBits bs n = true) :
+    bs = bitsOf bs.length n := by
+  apply List.ext_getElem (by simp [bitsOf])
+  intro i h₁ h₂
+  rw [checkBits_sound bs n h i h₁]
+  simp [bitsOf]
 
-/-- **The variant kernel on every tagged case of a passing tag check**: in every state, the
-case's request is decided by the ownership kernel (`step`) when its bit is set, and refused at
-the tag check (`unknownPresenter`, state unchanged, nothing sent) otherwise. -/
-theorem mstep_of_tagBits {cfg : Config} {bits : Nat}
-    (h : tagBitsOk (fun r g => r.tagged toyMac g) cfg bits = true) (k : Kern) (i : Nat)
-    (hi : i < (tagCases cfg).length) :
+/-- A passing group check: the tag test's verdicts on the groups' tagged cases are the
+reference's. -/
+theorem checkTagGroups_sound {tg : Req → Nat → Bool} {cfg : Config} {dict : List Nat} :
+    ∀ (qs : List (Nat × Nat × Nat × Nat)) (gs : List Nat),
+      checkTagGroups tg cfg dict qs gs = true →
+      verdicts tg cfg (qs.flatMap (tokGroup cfg)) = expandTags cfg dict qs gs
+  | [], [], _ => by simp [verdicts, tagCasesOf, expandTags]
+  | [], _ :: _, h => by simp [checkTagGroups] at h
+  | _ :: _, [], h => by simp [checkTagGroups] at h
+  | q :: qs, g :: gs, h => by
+    simp only [checkTagGroups, Bool.and_eq_true] at h
+    have ih := checkTagGroups_sound qs gs h.2
+    have h1 := checkBits_eq h.1
+    simp only [verdicts, tagCasesOf, List.length_map] at h1 ih ⊢
+    rw [List.flatMap_cons, List.flatMap_append, List.map_append, ih, expandTags, h1]
+    simp [tagCasesOf]
+
+/-- Two passing group checks make one (the generated check runs in chunks of groups). -/
+theorem checkTagGroups_append {tg : Req → Nat → Bool} {cfg : Config} {dict : List Nat} :
+    ∀ (qs₁ : List (Nat × Nat × Nat × Nat)) (gs₁ : List Nat)
+      (qs₂ : List (Nat × Nat × Nat × Nat)) (gs₂ : List Nat),
+      checkTagGroups tg cfg dict qs₁ gs₁ = true → checkTagGroups tg cfg dict qs₂ gs₂ = true →
+      checkTagGroups tg cfg dict (qs₁ ++ qs₂) (gs₁ ++ gs₂) = true
+  | [], [], _, _, _, h₂ => h₂
+  | [], _ :: _, _, _, h, _ => by simp [checkTagGroups] at h
+  | _ :: _, [], _, _, h, _ => by simp [checkTagGroups] at h
+  | q :: qs, g :: gs, qs₂, gs₂, h₁, h₂ => by
+    simp only [checkTagGroups, List.cons_append, Bool.and_eq_true] at h₁ ⊢
+    exact ⟨h₁.1, checkTagGroups_append qs gs qs₂ gs₂ h₁.2 h₂⟩
+
+/-- A range of the token groups split in two. -/
+theorem take_drop_add (l : List (Nat × Nat × Nat × Nat)) (a n m : Nat) :
+    (l.drop a).take (n + m) = (l.drop a).take n ++ (l.drop (a + n)).take m := by
+  rw [List.take_add, List.drop_drop]
+
+/-- Two passing checks of consecutive ranges of the token groups make one (the generated check
+runs in chunks of groups, one theorem each, to bound the kernel's memory). -/
+theorem checkTagGroups_range {tg : Req → Nat → Bool} {cfg : Config} {dict : List Nat}
+    (l : List (Nat × Nat × Nat × Nat)) (a n m : Nat) (gs₁ gs₂ : List Nat)
+    (h₁ : checkTagGroups tg cfg dict ((l.drop a).take n) gs₁ = true)
+    (h₂ : checkTagGroups tg cfg dict ((l.drop (a + n)).take m) gs₂ = true) :
+    checkTagGroups tg cfg dict ((l.drop a).take (n + m)) (gs₁ ++ gs₂) = true := by
+  rw [take_drop_add]
+  exact checkTagGroups_append _ _ _ _ h₁ h₂
+
+/-- A passing check of the first `n` token groups, `n` at least their number, checks them all. -/
+theorem checkTagGroups_whole {tg : Req → Nat → Bool} {cfg : Config} {dict gs : List Nat}
+    {n : Nat} (hn : Nat.ble (tokQuads cfg).length n = true)
+    (h : checkTagGroups tg cfg dict (((tokQuads cfg).drop 0).take n) gs = true) :
+    checkTagGroups tg cfg dict (tokQuads cfg) gs = true := by
+  rwa [List.drop_zero, List.take_of_length_le (Nat.le_of_ble_eq_true hn)] at h
+
+/-- A table passes when its groups and the requests after them do. -/
+theorem tagTableOk_of_parts {tg : Req → Nat → Bool} {cfg : Config} {dict gs : List Nat}
+    {others : Nat} (h₁ : checkTagGroups tg cfg dict (tokQuads cfg) gs = true)
+    (h₂ : checkBits (verdicts tg cfg (otherReqs cfg)) others = true) :
+    tagTableOk tg cfg dict gs others = true := by
+  simp [tagTableOk, h₁, h₂]
+
+/-- **A passing tag check is exact**: the tag test's verdicts on every tagged case of the
+alphabet are the reference's. -/
+theorem tagTableOk_sound {tg : Req → Nat → Bool} {cfg : Config} {dict gs : List Nat}
+    {others : Nat} (h : tagTableOk tg cfg dict gs others = true) :
+    (tagCases cfg).map (fun c => tg c.1 c.2) = refTags cfg dict gs others := by
+  simp only [tagTableOk, Bool.and_eq_true] at h
+  have h1 := checkTagGroups_sound _ _ h.1
+  have h2 := checkBits_eq h.2
+  simp only [verdicts, List.length_map] at h1 h2
+  have happ : tagCasesOf cfg (alphabet cfg) =
+      tagCasesOf cfg ((tokQuads cfg).flatMap (tokGroup cfg)) ++ tagCasesOf cfg (otherReqs cfg) := by
+    simp only [tagCasesOf, alphabet, List.flatMap_append]
+  rw [tagCases, happ, List.map_append, h1, h2, refTags]
+
+/-- **The variant kernel on every tagged case of a passing tag check**: in every state, case
+`i`'s request is decided by the ownership kernel (`step`) when the reference's verdict is a
+right tag, and refused at the tag check (`unknownPresenter`, state unchanged, nothing sent)
+otherwise. -/
+theorem mstep_of_tagTable {cfg : Config} {dict gs : List Nat} {others : Nat}
+    (h : tagTableOk (fun r g => r.tagged toyMac g) cfg dict gs others = true) (k : Kern)
+    (i : Nat) (hi : i < (tagCases cfg).length) :
     mstep cfg toyMac k (tagCases cfg)[i].1 (tagCases cfg)[i].2 =
-      bif bits.testBit i then step cfg k (tagCases cfg)[i].1 else refuse k .unknownPresenter := by
-  have := tagBitsOk_sound h i hi
-  simp only at this
-  rw [mstep, this]
+      bif (refTags cfg dict gs others)[i]?.getD false then step cfg k (tagCases cfg)[i].1
+      else refuse k .unknownPresenter := by
+  have := congrArg (fun l => l[i]?.getD false) (tagTableOk_sound h)
+  simp only [List.getElem?_map, List.getElem?_eq_getElem hi, Option.map_some,
+    Option.getD_some] at this
+  rw [mstep, ← this]
 
 /-! ## The states the variant reaches -/
 
