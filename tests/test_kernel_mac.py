@@ -253,3 +253,24 @@ def test_mac_evidence_figures() -> None:
         "mac_cases_checked": 36 * 5_517, "mac_workflows": 40, "mac_workflows_agree": 40,
         "mac_forge_workflows": 8, "mac_verdicts_kept": 32}
     assert len(rows) == 40 and all(r["agree"] for r in rows)
+
+
+def test_planted_kernel_changing_honest_verdicts_is_caught_by_verdicts_kept() -> None:
+    """The verdict comparison of the first bench catches a tagged kernel that refuses honest
+    tags (every token request refused at the tag check)."""
+    refuses_tokens = TaggedKernel(tag_test=lambda req, _tag: not mac.presents_token(req))
+    first, _, runs = play_benches(ROOT, refuses_tokens)
+    kept = dict(zip((w.name for w in first.flows), verdicts_kept(first, runs), strict=False))
+    assert not kept["commit_basic"]
+    assert kept["alloc_busy_refused"]  # alloc presents no token: its verdicts are kept
+
+
+def test_cli_mac_workflows_prints_the_bench() -> None:
+    from click.testing import CliRunner
+
+    from pytools.results.kernel.cli import main as kernel_cli
+
+    res = CliRunner().invoke(kernel_cli, ["mac-workflows"])
+    assert res.exit_code == 0, res.output
+    assert "spoof_commit_by_sender" in res.output and "CHANGED" not in res.output
+    assert res.output.count(" kept") == 32
