@@ -156,8 +156,8 @@ theorem tag_table_passes :
       tags_0)
     (by decide +kernel)
 
-/-- **In every state a run of the variant system reaches, the variant kernel agrees with the
-reference on every tagged case**: the state has a row whose answers are the reference's on
+/-- **In every state a run of the variant system reaches, the variant kernel under the toy MAC
+agrees with the reference on every tagged case**: the state has a row whose answers are the reference's on
 every request of the alphabet (and whose candidates' outcomes are the reference's); and every
 tagged case is decided by `step` where the reference's tag check passes, and refused at the tag
 check otherwise. -/
