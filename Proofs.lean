@@ -24,6 +24,9 @@ public import Proofs.Kernel.Once
 public import Proofs.Kernel.Check
 public import Proofs.Kernel.Table
 public import Proofs.Kernel.Workflows
+public import Proofs.Kernel.MacCheck
+public import Proofs.Kernel.MacTable
+public import Proofs.Kernel.MacWorkflows
 public import Proofs.Placement.Wall
 public import Proofs.Leak.Salted
 public import Proofs.Leak.Eviction
@@ -81,7 +84,10 @@ The library's root: importing `Proofs` brings every published result.
   fair delivery; `Proofs.Kernel.Check` — a passing table lists exactly the
   reachable states; `Proofs.Kernel.Table` — that table for one finite domain, checked against
   an independent reference; `Proofs.Kernel.Workflows` — the named workflows on both (their count
-  is the certificate's `workflows` figure, not typed here).
+  is the certificate's `workflows` figure, not typed here); `Proofs.Kernel.MacCheck`,
+  `Proofs.Kernel.MacTable`, `Proofs.Kernel.MacWorkflows` — the tagged variant's finite check
+  (a smaller domain, every request with right and wrong tags, under a toy MAC) and its workflow
+  bench (the first bench's workflows and forged requests without an authenticated presenter).
 * `Proofs.Placement.Wall` — misses ≥ distinct blocks for every routing and policy; a pooled
   cache reaches the wall, per-instance caches cannot when blocks are shared;
   `Proofs.Placement.Farthest` — farthest-next-use with page sizes is a demand-fetch policy that

@@ -28,6 +28,9 @@ TRACE_FREE_INPUTS = (
     "pytools/results/kernel/workflows.json",
     "Proofs/Kernel/Workflows.lean",
     "Proofs/Kernel/Table.lean",
+    "pytools/results/kernel/mac_workflows.json",
+    "Proofs/Kernel/MacWorkflows.lean",
+    "Proofs/Kernel/MacTable.lean",
     "data/placement/instance.json",
     "Proofs/Placement/Farthest.lean",
     "data/placement/binding.json",
@@ -78,7 +81,8 @@ def test_every_result_with_lean_data_lists_its_generated_files() -> None:
     listed = {g.path.as_posix() for _, g in FILES}
     assert listed == {"Proofs/Ceiling/Mooncake.lean", "Proofs/Ceiling/MooncakeTrace.lean",
                       "Proofs/Kernel/Workflows.lean",
-                      "Proofs/Kernel/Table.lean", "data/placement/instance.json",
+                      "Proofs/Kernel/Table.lean", "Proofs/Kernel/MacWorkflows.lean",
+                      "Proofs/Kernel/MacTable.lean", "data/placement/instance.json",
                       "Proofs/Placement/Farthest.lean", "Proofs/Leak/PartitionCases.lean",
                       "data/placement/binding.json", "Proofs/Placement/Binding.lean"}
 

@@ -552,8 +552,9 @@ def test_theorems_exist_in_the_lean_sources() -> None:
     assert table == {f"KVCache.Kernel.Table.{n}" for n in (
         "table_passes", "reachable_iff_listed", "reachable_agrees_reference")}
     assert set(THEOREMS) <= declared, sorted(set(THEOREMS) - declared)
-    # 43 general, 10 provenance, 5 tagged-token, 6 exactly-once; 3 table; 33 bench.
-    assert len(set(THEOREMS)) == len(THEOREMS) == 43 + 10 + 5 + 6 + 3 + 33
+    # 43 general, 10 provenance, 5 tagged-token, 6 exactly-once; 3 table; 33 bench;
+    # the tagged variant's 4 checker theorems, 3 of its table and 40 of its bench.
+    assert len(set(THEOREMS)) == len(THEOREMS) == 43 + 10 + 5 + 6 + 3 + 33 + 4 + 3 + 40
 
 
 def test_limits_say_what_is_not_modelled() -> None:
@@ -572,7 +573,11 @@ def test_figures_schema_lists_the_figures() -> None:
         "holders", "blocks", "max_epoch", "max_gen", "max_seq", "reachable_states",
         "requests_per_state", "cases_checked", "candidate_cases", "cases_accepted",
         "dictionary_entries", "workflow_holders", "workflow_blocks", "workflow_max_epoch",
-        "workflow_max_gen", "workflow_max_seq", "workflows", "workflows_agree"}
+        "workflow_max_gen", "workflow_max_seq", "workflows", "workflows_agree",
+        "mac_holders", "mac_blocks", "mac_max_epoch", "mac_max_gen", "mac_max_seq",
+        "mac_reachable_states", "mac_requests_per_state", "mac_tagged_cases",
+        "mac_tagged_cases_right", "mac_cases_checked", "mac_workflows", "mac_workflows_agree",
+        "mac_forge_workflows", "mac_verdicts_kept"}
     assert all(p["type"] == "integer" for p in schema["properties"].values())
 
 
@@ -714,7 +719,10 @@ def test_evidence_figures() -> None:
     assert f["workflows"] == f["workflows_agree"] == 32
     assert [i.path for i in ev.inputs] == ["Proofs/Kernel/Table.lean",
                                            "Proofs/Kernel/Workflows.lean",
-                                           "pytools/results/kernel/workflows.json"]
+                                           "pytools/results/kernel/workflows.json",
+                                           "Proofs/Kernel/MacTable.lean",
+                                           "Proofs/Kernel/MacWorkflows.lean",
+                                           "pytools/results/kernel/mac_workflows.json"]
     assert len(ev.extra["workflows"]) == 32
 
 

@@ -13,9 +13,12 @@ pending transfer can always be committed and aborted, an owner can always act),
 history names), ``Mac.lean`` (the same without an authenticated presenter, with tokens tagged by
 an unforgeable MAC), ``Once.lean`` (a begun transfer settles exactly once under fair delivery),
 ``Check.lean`` (the finite-check checker, the alphabet and candidates, and its soundness),
-and two generated modules: ``Table.lean`` (the finite check of one domain) and
-``Workflows.lean`` (the workflow bench; ``set_option Elab.async false``: elaborated in
-parallel, the registry Lean was killed at 6 GB).
+``MacCheck.lean`` (the tagged variant's checkers: the toy MAC, the tagged cases of the alphabet,
+the tag check's soundness, the trajectory check), and four generated modules: ``Table.lean``
+(the finite check of one domain), ``Workflows.lean`` (the workflow bench;
+``set_option Elab.async false``: elaborated in parallel, the registry Lean was killed at
+6 GB), ``MacTable.lean`` and ``MacWorkflows.lean`` (the tagged variant's finite check and
+bench).
 
 The Python side, written again from the documented rules (it shares no code with the Lean
 side; the Lean kernel checks that the two agree):
@@ -27,6 +30,10 @@ side; the Lean kernel checks that the two agree):
 * :mod:`.table`: the reachable states of the finite domain and ``Table.lean``;
 * :mod:`.workflows`: the named workflows of ``workflows.json``, played by :mod:`.system`;
 * :mod:`.workflows_lean`: ``Workflows.lean``, one ``decide +kernel`` theorem per workflow;
+* :mod:`.mac`: the tagged variant's reference (toy MAC, tag check, planted tagged kernels) and
+  ``MacTable.lean``; :mod:`.mac_system`: its system (tagged tokens, spoofed presenters,
+  rerouted requests); :mod:`.mac_workflows`: its bench (``mac_workflows.json``) and
+  ``MacWorkflows.lean``;
 * :mod:`.result`: the published result; :mod:`.cli`: ``pytools kernel``.
 
 Planted defects of the bench (a wrong final state, refusal count, verdict digit or outcome

@@ -39,6 +39,28 @@ def workflows_cmd() -> None:
         raise click.ClickException("some workflows disagree (see above)")
 
 
+@main.command("mac-workflows")
+def mac_workflows_cmd() -> None:
+    """Print the tagged variant's bench: each workflow played on the tagged system, whether it
+    agrees with its file and with the committed Lean bench, and (first bench) whether it keeps
+    the first kernel's verdicts."""
+    from .result import mac_evidence
+
+    try:
+        _, rows = mac_evidence(project_root())
+    except KernelRefError as exc:
+        raise click.ClickException(str(exc)) from exc
+    header = f"{'workflow':36} {'family':22} {'steps':>5} {'refusals':>8} agree  verdicts"
+    click.echo(header)
+    click.echo("-" * len(header))
+    for r in rows:
+        kept = {True: "kept", False: "CHANGED"}.get(r.get("verdicts_kept"), "-")
+        click.echo(f"{r['name']:36} {r['family']:22} {r['steps']:>5} {r['refusals']:>8} "
+                   f"{'yes' if r['agree'] else 'NO ':5} {kept}")
+    if not all(r["agree"] and r.get("verdicts_kept", True) for r in rows):
+        raise click.ClickException("some tagged workflows disagree (see above)")
+
+
 @main.command("summary")
 def summary_cmd() -> None:
     """Print the evidence figures as JSON."""

@@ -10,7 +10,29 @@ from pytools.paths import sha256_file
 from pytools.results.generated import Generated, regenerate_command
 from pytools.results.spec import Evidence, InputFile, ResultSpec
 
-from .model import KernelRefError, StepFn
+from .mac import (
+    MAC_DOMAIN,
+    MAC_TABLE_LEAN,
+    REFERENCE,
+    TaggedKernel,
+    build_mac_table,
+    generate_mac_table,
+    render_mac_table,
+)
+from .mac_system import MAC_ACT_ARITY
+from .mac_workflows import (
+    MAC_NAMESPACE,
+    MAC_WORKFLOWS_JSON,
+    MAC_WORKFLOWS_LEAN,
+    MacRun,
+    generate_mac_workflows,
+    play_benches,
+    verdicts_kept,
+)
+from .mac_workflows import render as render_mac_bench
+from .mac_workflows import render_theorem as render_mac_theorem
+from .mac_workflows import theorem_name as mac_theorem_name
+from .model import Domain, KernelRefError, StepFn
 from .table import TABLE_DOMAIN, TABLE_LEAN, build_table, generate_table, render, summarize
 from .workflows import (
     LEAN_NAMESPACE,
@@ -58,7 +80,23 @@ RESULT_LIMITS: tuple[str, ...] = (
     "tag for a token and presenter only if the kernel issued that token to that presenter). "
     "Every accepted use names the custodian and presents a capability the kernel issued to it "
     "(mac_accepted_use_by_custodian); the tag is a bearer credential (a custodian may hand it "
-    "on). The variant has no Python reference, finite check or workflow bench yet.",
+    "on).",
+    "The tagged variant's finite check and workflow bench run under a toy MAC (toyMac: the "
+    "addressee and the token's fields packed into one number, injective on the domains "
+    "checked), not a cryptographic one: they check the variant kernel's logic under a MAC (the "
+    "tag checked against the named presenter, then the ownership kernel), not the MAC, whose "
+    "unforgeability stays the assumption. The finite check (figures mac_*) covers a smaller "
+    "domain than the first one, 2 holders, 1 block, epochs 0..1, generations 0..2 and 3 tokens "
+    "per block, epoch and generation: its reachable states, every request of its alphabet "
+    "presented with the token's tag for every holder (the right one and the other holder's) "
+    "and with the tag 0 that nobody is issued (mac_reachable_agrees_reference; the tag check "
+    "alone of the first domain's 66,571 tagged cases measured some 4 minutes of CPU, over the "
+    "budget). The variant's bench plays the first bench's workflows on the tagged system "
+    "with honest holders (same verdicts, decision for decision) and forged requests naming "
+    "another presenter (a tag of another token, no tag, a replayed tag rerouted to another "
+    "presenter), each checked against Lean's mstep decision by decision; the holders' "
+    "knowledge and the network of the tagged system are the reference's, not Lean's (Lean's "
+    "variant system MSys has no holders).",
     "Exactly once holds under fair delivery, stated as a finite-run assumption: if, after the "
     "kernel accepts a begin, the rest of the run delivers at least once the receiver's commit or "
     "the sender's abort with the transfer's ticket, then exactly one commit or abort of that "
@@ -135,6 +173,9 @@ _ONCE = (
     "exactly_once_under_fair_delivery", "run_settles_exactly_once",
 )
 _CHECK = ("accepted_mem_candidates", "groupDigits_eq", "kreach_iff_listed", "reachable_agrees")
+_MAC_CHECK = ("tagTableOk_sound", "mstep_of_tagTable", "replay_kreach", "MLRun.kreach")
+#: The variant's generated finite check (namespace ``KVCache.Kernel.MacTable``).
+_MAC_TABLE = ("table_passes", "tag_table_passes", "mac_reachable_agrees_reference")
 #: The generated table's theorems (namespace ``KVCache.Kernel.Table``).
 _TABLE = ("table_passes", "reachable_iff_listed", "reachable_agrees_reference")
 
@@ -146,12 +187,25 @@ def _bench_theorems() -> tuple[str, ...]:
     return tuple(f"{LEAN_NAMESPACE}.{name}" for name in theorem_names(flows))
 
 
+def _mac_bench_theorems() -> tuple[str, ...]:
+    """The variant's generated bench's theorems, named from the packaged workflow files the
+    way the generator names them."""
+    here = Path(__file__)
+    first = read_bench(here.with_name(WORKFLOWS_JSON.name))
+    forged = read_bench(here.with_name(MAC_WORKFLOWS_JSON.name), MAC_ACT_ARITY)
+    return tuple(f"{MAC_NAMESPACE}.{mac_theorem_name(w.name)}"
+                 for w in (*first.flows, *forged.flows))
+
+
 #: The Lean theorems the result rests on (fully qualified; for the certificate registry).
 THEOREMS: tuple[str, ...] = (
     *(f"KVCache.Kernel.{name}"
-      for name in (*_INVARIANTS, *_CUSTODY, *_PROVENANCE, *_MAC, *_ONCE, *_CHECK)),
+      for name in (*_INVARIANTS, *_CUSTODY, *_PROVENANCE, *_MAC, *_ONCE, *_CHECK,
+                   *_MAC_CHECK)),
     *(f"KVCache.Kernel.Table.{name}" for name in _TABLE),
     *_bench_theorems(),
+    *(f"KVCache.Kernel.MacTable.{name}" for name in _MAC_TABLE),
+    *_mac_bench_theorems(),
 )
 
 
@@ -166,6 +220,11 @@ WORKFLOWS_FILE = Generated(WORKFLOWS_LEAN, regenerate_command(RESULT_ID), genera
                            errors=(KernelRefError,))
 TABLE_FILE = Generated(TABLE_LEAN, regenerate_command(RESULT_ID), lambda _root: generate_table(),
                        errors=(KernelRefError,))
+#: The tagged variant's generated bench and finite check.
+MAC_WORKFLOWS_FILE = Generated(MAC_WORKFLOWS_LEAN, regenerate_command(RESULT_ID),
+                               generate_mac_workflows, errors=(KernelRefError,))
+MAC_TABLE_FILE = Generated(MAC_TABLE_LEAN, regenerate_command(RESULT_ID),
+                           lambda _root: generate_mac_table(), errors=(KernelRefError,))
 
 
 def _rows(bench: Bench, runs: list[WorkflowRun | None], lean: str) -> list[dict[str, Any]]:
@@ -196,7 +255,61 @@ def workflow_rows(root: Path, step_fn: StepFn | None = None) -> list[dict[str, A
     return _rows(bench, play_bench(bench, step_fn), lean)
 
 
-def evidence(root: Path, step_fn: StepFn | None = None) -> Evidence:
+def _mac_rows(runs: list[MacRun | None], kept: list[bool], lean: str,
+              dom: Domain) -> list[dict[str, Any]]:
+    rows = []
+    for i, r in enumerate(runs):
+        if r is None:
+            rows.append({"name": None, "family": None, "refusals": None, "agree": False})
+            continue
+        stated = "\n" + "\n".join(render_mac_theorem(dom, r)) + "\n"
+        row = {"name": r.workflow.name, "family": r.workflow.family,
+               "steps": len(r.workflow.actions), "refusals": r.refusals,
+               "agree": r.agrees_with_file and stated in lean}
+        if i < len(kept):
+            row["verdicts_kept"] = kept[i]
+        rows.append(row)
+    return rows
+
+
+def mac_evidence(root: Path, kernel: TaggedKernel = REFERENCE,
+                 step_fn: StepFn | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The tagged variant's figures and workflow rows, from the committed files: the generated
+    ``MacTable.lean`` and ``MacWorkflows.lean`` must be byte-identical to what the reference (or
+    the planted ``kernel`` / ``step_fn``) generates now, and every workflow must agree with its
+    file, and every workflow of the first bench keep its verdicts."""
+    first, forged, runs = play_benches(root, kernel)
+    bench_text = render_mac_bench(first, forged, runs)
+    tags = build_mac_table(MAC_DOMAIN, kernel)
+    states = build_table(MAC_DOMAIN, step_fn)
+    problems = [*MAC_WORKFLOWS_FILE.check(root, bench_text.encode("utf-8")),
+                *MAC_TABLE_FILE.check(root, render_mac_table(tags, states).encode("utf-8"))]
+    if problems:
+        raise KernelRefError("; ".join(problems))
+    kept = verdicts_kept(first, runs)
+    rows = _mac_rows(runs, kept, bench_text, first.domain)
+    s, dom = summarize(states), tags.domain
+    figures = {
+        "mac_holders": dom.holders,
+        "mac_blocks": dom.blocks,
+        "mac_max_epoch": dom.max_epoch,
+        "mac_max_gen": dom.max_gen,
+        "mac_max_seq": dom.max_seq,
+        "mac_reachable_states": s.states,
+        "mac_requests_per_state": s.alphabet,
+        "mac_tagged_cases": tags.cases,
+        "mac_tagged_cases_right": tags.right,
+        "mac_cases_checked": s.states * tags.cases,
+        "mac_workflows": len(rows),
+        "mac_workflows_agree": sum(1 for r in rows if r["agree"]),
+        "mac_forge_workflows": len(forged.flows),
+        "mac_verdicts_kept": sum(kept),
+    }
+    return figures, rows
+
+
+def evidence(root: Path, step_fn: StepFn | None = None,
+             mac_kernel: TaggedKernel = REFERENCE) -> Evidence:
     """Figures of the result ``single-owner-kernel``, computed from the committed files.
 
     ``Proofs/Kernel/Table.lean`` and ``Proofs/Kernel/Workflows.lean`` are what Lean's kernel
@@ -237,6 +350,8 @@ def evidence(root: Path, step_fn: StepFn | None = None) -> Evidence:
         "workflows": len(rows),
         "workflows_agree": sum(1 for r in rows if r["agree"]),
     }
+    mac_figures, mac_rows = mac_evidence(root, mac_kernel, step_fn)
+    figures.update(mac_figures)
     if s.cases != s.states * s.alphabet:
         raise KernelRefError(f"{table_path}: {s.cases} cases for {s.states} states and "
                              f"{s.alphabet} requests")
@@ -246,8 +361,11 @@ def evidence(root: Path, step_fn: StepFn | None = None) -> Evidence:
             InputFile(TABLE_LEAN.as_posix(), sha256_file(table_path)),
             InputFile(WORKFLOWS_LEAN.as_posix(), sha256_file(bench_path)),
             InputFile(WORKFLOWS_JSON.as_posix(), bench.sha256),
+            InputFile(MAC_TABLE_LEAN.as_posix(), sha256_file(root / MAC_TABLE_LEAN)),
+            InputFile(MAC_WORKFLOWS_LEAN.as_posix(), sha256_file(root / MAC_WORKFLOWS_LEAN)),
+            InputFile(MAC_WORKFLOWS_JSON.as_posix(), sha256_file(root / MAC_WORKFLOWS_JSON)),
         ),
-        extra={"workflows": rows},
+        extra={"workflows": rows, "mac_workflows": mac_rows},
     )
 
 
@@ -258,5 +376,5 @@ SPEC = ResultSpec(
     theorems=THEOREMS,
     limits=RESULT_LIMITS,
     evidence=evidence,
-    generated=(WORKFLOWS_FILE, TABLE_FILE),
+    generated=(WORKFLOWS_FILE, TABLE_FILE, MAC_WORKFLOWS_FILE, MAC_TABLE_FILE),
 )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,13 +206,16 @@ def chunks(table: Table) -> list[tuple[int, int, tuple[TableRow, ...]]]:
     return out
 
 
-def _lean_row(r: TableRow) -> str:
+def lean_row(r: TableRow) -> str:
+    """A row in Lean syntax."""
     outs = ", ".join(_hex(o) for o in r.outs)
     return f"⟨{r.code}, {_hex(r.groups)}, {_hex(r.others)}, [{outs}], {r.parent}, {r.via}⟩"
 
 
-def render(table: Table) -> str:
-    """The Lean text of a table (deterministic), from ``templates/Table.lean.j2``."""
+def chunk_proof(table: Table) -> tuple[list[tuple[int, int, tuple[TableRow, ...]]],
+                                        Callable[[int], str], str]:
+    """The table's chunks, the Lean text of the rows from chunk ``k`` on, and the proof of
+    ``checkCodes`` over all codes from the chunk theorems ``chunk_k``."""
     parts = chunks(table)
 
     def appended(k: int) -> str:
@@ -226,9 +230,15 @@ def render(table: Table) -> str:
         rest = table.codes - first - count
         proof = (f"(checkCodes_append {count} {rest} {first} rows_{k} ({appended(k + 1)})\n"
                  f"      chunk_{k} {proof})")
+    return parts, appended, proof
+
+
+def render(table: Table) -> str:
+    """The Lean text of a table (deterministic), from ``templates/Table.lean.j2``."""
+    parts, appended, proof = chunk_proof(table)
     return render_template(
         TEMPLATES, "Table.lean.j2", header_command=TABLE_HEADER_COMMAND, dom=table.domain,
-        s=summarize(table), table=table, chunks=parts, hex=_hex, lean_row=_lean_row,
+        s=summarize(table), table=table, chunks=parts, hex=_hex, lean_row=lean_row,
         appended=appended, chunks_proof=proof)
 
 

@@ -75,7 +75,7 @@ def _nat(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _workflow(path: Path, i: int, w: Any) -> Workflow:
+def _workflow(path: Path, i: int, w: Any, arity: dict[str, int]) -> Workflow:
     if not isinstance(w, dict):
         raise KernelRefError(f"{path}: workflow {i}: not an object")
     name = w.get("name")
@@ -100,7 +100,7 @@ def _workflow(path: Path, i: int, w: Any) -> Workflow:
     acts = []
     for j, act in enumerate(w["actions"]):
         if (not isinstance(act, list) or not act or not isinstance(act[0], str)
-                or ACT_ARITY.get(act[0]) != len(act) - 1 or not all(map(_nat, act[1:]))):
+                or arity.get(act[0]) != len(act) - 1 or not all(map(_nat, act[1:]))):
             raise KernelRefError(f"{path}: workflow {name}: action {j}: bad action {act!r}")
         acts.append(tuple(act))
     return Workflow(name, w["family"], w["description"], tuple(acts), w["expect_refusals"],
@@ -117,9 +117,9 @@ class Bench:
     sha256: str
 
 
-def read_bench(path: Path) -> Bench:
-    """Read, hash and check a workflow file; a bad file is a :class:`KernelRefError` naming
-    it."""
+def read_bench(path: Path, arity: dict[str, int] | None = None) -> Bench:
+    """Read, hash and check a workflow file (actions of :data:`.system.ACT_ARITY`, or of
+    ``arity``); a bad file is a :class:`KernelRefError` naming it."""
     try:
         raw = path.read_bytes()
         data = json.loads(raw.decode("utf-8"))
@@ -127,7 +127,7 @@ def read_bench(path: Path) -> Bench:
         raise KernelRefError(f"{path}: file not found") from exc
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise KernelRefError(f"{path}: cannot read JSON: {exc}") from exc
-    dom, flows = _parse(path, data)
+    dom, flows = _parse(path, data, arity or ACT_ARITY)
     return Bench(path, dom, tuple(flows), hashlib.sha256(raw).hexdigest())
 
 
@@ -137,7 +137,7 @@ def load_workflows(path: Path) -> tuple[Domain, list[Workflow]]:
     return bench.domain, list(bench.flows)
 
 
-def _parse(path: Path, data: Any) -> tuple[Domain, list[Workflow]]:
+def _parse(path: Path, data: Any, arity: dict[str, int]) -> tuple[Domain, list[Workflow]]:
     if not isinstance(data, dict) or set(data) != {"domain", "workflows"}:
         raise KernelRefError(f"{path}: not a workflow file (want exactly the keys 'domain' "
                              "and 'workflows')")
@@ -149,7 +149,7 @@ def _parse(path: Path, data: Any) -> tuple[Domain, list[Workflow]]:
     dom = Domain(**{k: d[k] for k in fields})
     if not isinstance(data["workflows"], list) or not data["workflows"]:
         raise KernelRefError(f"{path}: 'workflows' must be a non-empty list")
-    flows = [_workflow(path, i, w) for i, w in enumerate(data["workflows"])]
+    flows = [_workflow(path, i, w, arity) for i, w in enumerate(data["workflows"])]
     names = [w.name for w in flows]
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
