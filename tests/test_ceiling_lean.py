@@ -77,7 +77,7 @@ def warm_blocks(trace_text: str) -> dict[str, str]:
     def theorem(name: str, end: list[int]) -> str:
         return (f"theorem {name} :\n    {call}\n      {start} =\n"
                 f"        ⟨{end[0]}, {end[1]}, {end[2]}, {end[3]}, true⟩ := by\n"
-                "  decide +kernel\n")
+                "  rw [← runsRunV_eq]\n  decide +kernel\n")
 
     return {"wrong_warm_new": theorem("wrong_warm_new", [t[0], t[1] + 1, t[2] + 1, t[3]]),
             "warm_control": theorem("warm_control", t)}
@@ -90,6 +90,7 @@ def planted_module(text: str, trace_text: str | None = None
     blocks = {
         "wrong_distinct": f"""theorem wrong_distinct :
     ({call} windowPages).dist = windowDistinct + 1 := by
+  rw [← countV_eq]
   decide +kernel
 """,
         "changed_block": f"""noncomputable def changedPages : List (List Nat) :=
@@ -100,6 +101,7 @@ def planted_module(text: str, trace_text: str | None = None
 theorem changed_block :
     ({call} changedPages).ok = true ∧ ({call} changedPages).len = windowReferences ∧
       ({call} changedPages).dist = windowDistinct := by
+  rw [← countV_eq]
   decide +kernel
 """,
         "wrong_misses": """theorem wrong_misses :

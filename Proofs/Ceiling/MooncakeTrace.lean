@@ -21,7 +21,9 @@ runs of consecutive blocks (`KVCache.Ceiling.Packed.unpackRuns`: slots of
 8 bits); `pytools` regenerates this file from the hashed trace and
 compares it byte for byte. The kernel runs the run pass (`KVCache.Ceiling.Packed.runsRun`,
 proved equal to the block-by-block count, `KVCache.Ceiling.Packed.runsRun_spec`) over each
-part with `decide +kernel`, one theorem a part, each starting where the previous one stopped.
+part with `decide +kernel`, one theorem a part, each starting where the previous one stopped;
+the kernel evaluates it as `KVCache.Ceiling.Packed.runsRunV` (the same pass with every line's
+state handed on by value, `KVCache.Ceiling.Packed.runsRunV_eq`).
 
 * **The warm window.** A cache that served lines 1–1200 first, under every policy
   and at every capacity, has at most 8139 hits on the window's
@@ -2674,42 +2676,49 @@ theorem trace_eq_append : trace = traceBefore ++ traceWindow ++ traceAfter := by
 theorem runsRun_beforePages :
     runsRun 8 26 13 beforePages
       Counter.empty = ⟨33490, 25858, 25858, 0, true⟩ := by
+  rw [← runsRunV_eq]
   decide +kernel
 
 /-- The kernel's run pass over `windowRunPages`. -/
 theorem runsRun_windowRunPages :
     runsRun 8 26 13 windowRunPages
       ⟨33490, 25858, 25858, 0, true⟩ = ⟨54559, 38788, 38788, 0, true⟩ := by
+  rw [← runsRunV_eq]
   decide +kernel
 
 /-- The kernel's run pass over `afterPages1`. -/
 theorem runsRun_afterPages1 :
     runsRun 8 26 13 afterPages1
       ⟨54559, 38788, 38788, 0, true⟩ = ⟨117636, 78612, 78612, 0, true⟩ := by
+  rw [← runsRunV_eq]
   decide +kernel
 
 /-- The kernel's run pass over `afterPages2`. -/
 theorem runsRun_afterPages2 :
     runsRun 8 26 13 afterPages2
       ⟨117636, 78612, 78612, 0, true⟩ = ⟨171649, 112219, 112219, 0, true⟩ := by
+  rw [← runsRunV_eq]
   decide +kernel
 
 /-- The kernel's run pass over `afterPages3`. -/
 theorem runsRun_afterPages3 :
     runsRun 8 26 13 afterPages3
       ⟨171649, 112219, 112219, 0, true⟩ = ⟨221511, 143031, 143031, 0, true⟩ := by
+  rw [← runsRunV_eq]
   decide +kernel
 
 /-- The kernel's run pass over `afterPages4`. -/
 theorem runsRun_afterPages4 :
     runsRun 8 26 13 afterPages4
       ⟨221511, 143031, 143031, 0, true⟩ = ⟨273210, 173871, 173871, 0, true⟩ := by
+  rw [← runsRunV_eq]
   decide +kernel
 
 /-- The kernel's run pass over `afterPages5`. -/
 theorem runsRun_afterPages5 :
     runsRun 8 26 13 afterPages5
       ⟨273210, 173871, 173871, 0, true⟩ = ⟨288500, 182790, 182790, 0, true⟩ := by
+  rw [← runsRunV_eq]
   decide +kernel
 
 /-- The run pass over the lines after the window, part after part. -/
