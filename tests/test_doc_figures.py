@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation, localcontext
 from pathlib import Path
 from typing import Any
 
@@ -88,10 +88,14 @@ def matches(word: str, values: set[Decimal]) -> bool:
     or as a percentage (``0.30`` % of 0.002991)."""
     written = _decimal(word)
     step = Decimal(1).scaleb(written.as_tuple().exponent)  # type: ignore[arg-type]
-    for value in values:
-        for candidate in (value, value * 100):
-            if candidate.quantize(step, rounding=ROUND_HALF_EVEN) == written:
-                return True
+    # Wide enough for any literal a certificate holds (a generated table's codes run to 20+
+    # digits; the default 28 digits would make quantize raise on them).
+    with localcontext() as ctx:
+        ctx.prec = 400
+        for value in values:
+            for candidate in (value, value * 100):
+                if candidate.quantize(step, rounding=ROUND_HALF_EVEN) == written:
+                    return True
     return False
 
 
@@ -159,6 +163,13 @@ def test_planted_drifted_figure_is_caught(tmp_path: Path) -> None:
         "doc.md: 8,139: not a value of cert.json"]
     assert _doc(tmp_path, figures, body.replace("38.6302", "38.6303")) == [
         "doc.md: 38.6303: not a value of cert.json"]
+
+
+def test_a_certificate_with_wide_literals_is_still_compared(tmp_path: Path) -> None:
+    # A generated table's codes (0x4211086108410842108421 and wider) beside the figures.
+    figures = {"states": 36, "code": 0x4211086108410842108421 << 80}
+    body = "<!-- figures: cert.json -->36 states, 37 rows<!-- /figures -->"
+    assert _doc(tmp_path, figures, body) == ["doc.md: 37: not a value of cert.json"]
 
 
 def test_planted_untracked_figures_are_caught(tmp_path: Path) -> None:

@@ -42,6 +42,9 @@ DRIFTS: list[tuple[str, tuple[str | int, ...], Any, str]] = [
     ("pooled-placement", ("optimum_windows", "windows", 0, "belady_bypass_misses"), 1,
      "on 4 of 5 windows"),
     ("pooled-placement", ("binding_instance", "optimum"), 17, "agree: 17 misses"),
+    ("pooled-placement", ("routing_cost", "prices", "remote_us"), 2879, "r = 2,879 µs"),
+    ("single-owner-kernel", ("mac_workflows_agree",), 39, "and 39 of 40 of its workflows"),
+    ("single-owner-kernel", ("mac_reachable_states",), 37, "37 states listed"),
     ("tenant-leak", ("totals", "cross_tenant_hit_tokens_unsalted"), 7000, "served 7,000 of"),
     ("tenant-leak", ("upper_bounds", "keyed_salt", "leaking_pairs"), 3, "and 3 of 1,000"),
     ("tenant-leak", ("served_partition", "partitioned", "cached_tokens_when_sent"), [96, 608],
@@ -63,6 +66,26 @@ def test_planted_drifted_figure_changes_the_headline(result: str, path: tuple[st
     node[path[-1]] = value
     after = headlines.headline(planted)
     assert after is not None and printed in after
+
+
+def test_routing_cost_clause_is_the_cheapest_row_at_the_plots_memory() -> None:
+    from pytools.results.placement.routing_cost_report import PLOT_CAPACITY
+
+    assert headlines.ROUTING_COST_CAPACITY == PLOT_CAPACITY
+    cert = committed("pooled-placement")
+    rows = cert["figures"]["routing_cost"]["rows"]
+    hosts = max(r["hosts"] for r in rows)
+    mine = [r for r in rows if r["capacity"] == PLOT_CAPACITY and r["hosts"] == hosts]
+    best = min(mine, key=lambda r: r["cost_us"])
+    assert f"cheapest routing ({best['routing']})" in (headlines.headline(cert) or "")
+    # Planted: another routing made cheapest is the one the headline names.
+    other = next(r for r in mine if r["routing"] != best["routing"])
+    other["cost_us"] = best["cost_us"] - 1
+    assert f"cheapest routing ({other['routing']})" in (headlines.headline(cert) or "")
+    for row in rows:
+        row["capacity"] += 1
+    with pytest.raises(headlines.HeadlineError, match="no row of `routing_cost`"):
+        headlines.headline(cert)
 
 
 def test_isolation_headline_is_the_certificates_statement() -> None:
