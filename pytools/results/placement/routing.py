@@ -32,7 +32,8 @@ the wall, or each host's own distinct blocks. The certificate's figures, table a
 :mod:`.routing_report`'s.
 
 The per-host simulations are compiled with numba (one doubly-linked LRU list per host over
-dense block ids): the whole host x capacity x routing sweep of the trace takes seconds.
+dense block ids, :mod:`.lru_lists`): the whole host x capacity x routing sweep of the trace
+takes seconds.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from pytools.traces.curve import Curve, stack_hits
 from pytools.traces.trace import CLAIM_WINDOW, TraceError, TraceRead, Window, read_trace
 
 from .instance import PlacementError
+from .lru_lists import HIT, kv_aware_host, lru_tables, lru_touch
 
 #: Host counts of the sweep.
 HOSTS: tuple[int, ...] = (1, 2, 4, 8, 16)
@@ -160,63 +162,13 @@ def trace_requests(path: Path, window: Window | None = None) -> Requests:
 
 
 @njit(cache=True, nogil=True)
-def _serve(slot, h, cap, present, prev, nxt, head, tail, size):  # pragma: no cover
-    """Host ``h``'s LRU cache serves the block of ``slot`` (= h * blocks + block): True on a
-    hit (the block moves to the front); on a miss it is stored at the front after the least
-    recently used block is evicted when the cache is full (capacity 0 stores nothing)."""
-    if present[slot]:
-        first = head[h]
-        if first != slot:
-            p = prev[slot]
-            n = nxt[slot]
-            nxt[p] = n
-            if n >= 0:
-                prev[n] = p
-            else:
-                tail[h] = p
-            prev[slot] = -1
-            nxt[slot] = first
-            prev[first] = slot
-            head[h] = slot
-        return True
-    if cap == 0:
-        return False
-    if size[h] >= cap:
-        victim = tail[h]
-        present[victim] = False
-        p = prev[victim]
-        tail[h] = p
-        if p >= 0:
-            nxt[p] = -1
-        else:
-            head[h] = -1
-        size[h] -= 1
-    present[slot] = True
-    prev[slot] = -1
-    nxt[slot] = head[h]
-    if head[h] >= 0:
-        prev[head[h]] = slot
-    else:
-        tail[h] = slot
-    head[h] = slot
-    size[h] += 1
-    return False
-
-
-@njit(cache=True, nogil=True)
 def _routed_lru(offsets, ids, route, hosts, cap, blocks, kv_aware, slack_percent
                 ):  # pragma: no cover
     """Per-host LRU caches of ``cap`` blocks serving the requests, each to ``route[r]`` or,
     with ``kv_aware``, to the host the KV-aware rule picks (written into ``route``). Returns
     per host: hits, references served, distinct blocks served, peak occupancy, requests."""
-    n = hosts * blocks
-    present = np.zeros(n, dtype=np.bool_)
-    seen = np.zeros(n, dtype=np.bool_)
-    prev = np.empty(n, dtype=np.int32)  # slots < 2**31: checked by the caller
-    nxt = np.empty(n, dtype=np.int32)
-    head = np.full(hosts, -1, dtype=np.int32)
-    tail = np.full(hosts, -1, dtype=np.int32)
-    size = np.zeros(hosts, dtype=np.int64)
+    present, prev, nxt, head, tail, size = lru_tables(hosts, blocks)
+    seen = np.zeros(hosts * blocks, dtype=np.bool_)
     hits = np.zeros(hosts, dtype=np.int64)
     refs = np.zeros(hosts, dtype=np.int64)
     distinct = np.zeros(hosts, dtype=np.int64)
@@ -226,23 +178,7 @@ def _routed_lru(offsets, ids, route, hosts, cap, blocks, kv_aware, slack_percent
         lo = offsets[r]
         hi = offsets[r + 1]
         if kv_aware:
-            best = -1
-            best_overlap = -1
-            for h in range(hosts):
-                # eligible: load <= (1 + slack) * mean, in integers
-                if load[h] * hosts * 100 > (100 + slack_percent) * r:
-                    continue
-                overlap = 0
-                base = h * blocks
-                for k in range(lo, hi):
-                    if present[base + ids[k]]:
-                        overlap += 1
-                    else:
-                        break
-                if overlap > best_overlap or (overlap == best_overlap and load[h] < load[best]):
-                    best = h
-                    best_overlap = overlap
-            route[r] = best
+            route[r] = kv_aware_host(present, load, ids, lo, hi, r, hosts, blocks, slack_percent)
         h = route[r]
         load[h] += 1
         base = h * blocks
@@ -251,7 +187,7 @@ def _routed_lru(offsets, ids, route, hosts, cap, blocks, kv_aware, slack_percent
             if not seen[slot]:
                 seen[slot] = True
                 distinct[h] += 1
-            if _serve(slot, h, cap, present, prev, nxt, head, tail, size):
+            if lru_touch(slot, h, cap, present, prev, nxt, head, tail, size) == HIT:
                 hits[h] += 1
             refs[h] += 1
         if size[h] > peak[h]:

@@ -50,6 +50,7 @@ from pytools.traces.prefix import PrefixCurve, PrefixTrace, prefix_curve_of, rea
 from pytools.traces.trace import Window
 
 from .instance import PlacementError
+from .lru_lists import DROPPED, HIT, kv_aware_host, lru_tables, lru_touch
 from .routing import (
     HOSTS,
     KV_AWARE_SLACK_PERCENT,
@@ -61,93 +62,23 @@ from .routing import (
 
 # --------------------------------------------------------------------------- kernels
 
-_HIT = -1  # _touch: the block was cached
-_STORED = -2  # _touch: a miss, stored with room to spare
-_DROPPED = -3  # _touch: a miss at capacity 0, nothing stored
-
-
-@njit(cache=True, nogil=True)
-def _touch(slot, h, cap, present, prev, nxt, head, tail, size):  # pragma: no cover
-    """Host ``h``'s LRU list touches ``slot``: moved to the front on a hit (``_HIT``); on a
-    miss stored at the front, the least recently used slot evicted first when full (its slot
-    returned) or not (``_STORED``); capacity 0 stores nothing (``_DROPPED``)."""
-    if present[slot]:
-        first = head[h]
-        if first != slot:
-            p = prev[slot]
-            n = nxt[slot]
-            nxt[p] = n
-            if n >= 0:
-                prev[n] = p
-            else:
-                tail[h] = p
-            prev[slot] = -1
-            nxt[slot] = first
-            prev[first] = slot
-            head[h] = slot
-        return _HIT
-    if cap == 0:
-        return _DROPPED
-    victim = _STORED
-    if size[h] >= cap:
-        victim = tail[h]
-        present[victim] = False
-        p = prev[victim]
-        tail[h] = p
-        if p >= 0:
-            nxt[p] = -1
-        else:
-            head[h] = -1
-        size[h] -= 1
-    present[slot] = True
-    prev[slot] = -1
-    nxt[slot] = head[h]
-    if head[h] >= 0:
-        prev[head[h]] = slot
-    else:
-        tail[h] = slot
-    head[h] = slot
-    size[h] += 1
-    return victim
-
-
 @njit(cache=True, nogil=True)
 def _routed_prefix(offsets, ids, weights, route, hosts, cap, blocks, kv_aware, slack_percent,
                    out, joint):  # pragma: no cover
     """Per-host prefix caches of ``cap`` blocks. ``out[h]``: prefix hits, prefix hit weight,
     references, weight, flat touch hits, peak occupancy, requests, distinct blocks; ``joint``:
     the per-host run's touches local, cached on another host, cached nowhere."""
-    n = hosts * blocks
-    present = np.zeros(n, dtype=np.bool_)
-    seen = np.zeros(n, dtype=np.bool_)
-    prev = np.empty(n, dtype=np.int32)
-    nxt = np.empty(n, dtype=np.int32)
-    head = np.full(hosts, -1, dtype=np.int32)
-    tail = np.full(hosts, -1, dtype=np.int32)
-    size = np.zeros(hosts, dtype=np.int64)
+    present, prev, nxt, head, tail, size = lru_tables(hosts, blocks)
+    seen = np.zeros(hosts * blocks, dtype=np.bool_)
+    load = np.zeros(hosts, dtype=np.int64)
     copies = np.zeros(blocks, dtype=np.int32)  # hosts caching each block
     for r in range(offsets.shape[0] - 1):
         lo = offsets[r]
         hi = offsets[r + 1]
         if kv_aware:
-            best = -1
-            best_run = -1
-            for h in range(hosts):
-                if out[h, 6] * hosts * 100 > (100 + slack_percent) * r:
-                    continue
-                run = 0
-                base = h * blocks
-                for k in range(lo, hi):
-                    if present[base + ids[k]]:
-                        run += 1
-                    else:
-                        break
-                if run > best_run or (run == best_run and out[h, 6] < out[best, 6]):
-                    best = h
-                    best_run = run
-            route[r] = best
+            route[r] = kv_aware_host(present, load, ids, lo, hi, r, hosts, blocks, slack_percent)
         h = route[r]
-        out[h, 6] += 1
+        load[h] += 1
         base = h * blocks
         alive = True
         for k in range(lo, hi):
@@ -171,15 +102,16 @@ def _routed_prefix(offsets, ids, weights, route, hosts, cap, blocks, kv_aware, s
                 joint[1] += 1
             else:
                 joint[2] += 1
-            v = _touch(slot, h, cap, present, prev, nxt, head, tail, size)
-            if v == _HIT:
+            v = lru_touch(slot, h, cap, present, prev, nxt, head, tail, size)
+            if v == HIT:
                 out[h, 4] += 1
-            elif v != _DROPPED:
+            elif v != DROPPED:
                 copies[y] += 1
                 if v >= 0:
                     copies[v - base] -= 1
         if size[h] > out[h, 5]:
             out[h, 5] = size[h]
+    out[:, 6] += load
 
 
 @njit(cache=True, nogil=True)
@@ -188,12 +120,7 @@ def _pooled_prefix(offsets, ids, weights, route, hosts, cap, blocks, out,
     """One prefix cache of ``cap`` blocks, each block on the host that computed it. ``out``:
     leading-run blocks on the request's host, on another host, blocks after the run; the same
     three weighted; ``peak[h]``: the most blocks living on host ``h`` at once."""
-    present = np.zeros(blocks, dtype=np.bool_)
-    prev = np.empty(blocks, dtype=np.int32)
-    nxt = np.empty(blocks, dtype=np.int32)
-    head = np.full(1, -1, dtype=np.int32)
-    tail = np.full(1, -1, dtype=np.int32)
-    size = np.zeros(1, dtype=np.int64)
+    present, prev, nxt, head, tail, size = lru_tables(1, blocks)
     owner = np.full(blocks, -1, dtype=np.int64)
     held = np.zeros(hosts, dtype=np.int64)
     for r in range(offsets.shape[0] - 1):
@@ -217,10 +144,10 @@ def _pooled_prefix(offsets, ids, weights, route, hosts, cap, blocks, out,
                 out[5] += w
         for k in range(hi - 1, lo - 1, -1):
             y = ids[k]
-            v = _touch(y, 0, cap, present, prev, nxt, head, tail, size)
-            if v == _HIT:
+            v = lru_touch(y, 0, cap, present, prev, nxt, head, tail, size)
+            if v == HIT:
                 continue
-            if v == _DROPPED:
+            if v == DROPPED:
                 continue
             if v >= 0:
                 held[owner[v]] -= 1
