@@ -12,9 +12,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_kernel import reachable
 
 from pytools.results.kernel import mac
-from pytools.results.kernel.codes import candidates
 from pytools.results.kernel.mac import (
     MAC_DOMAIN,
     MAC_TABLE_LEAN,
@@ -56,19 +56,6 @@ from pytools.results.kernel.workflows import WORKFLOWS_JSON
 ROOT = Path(__file__).resolve().parent.parent
 PLANTED = {"tag_blind": TAG_BLIND, "presenter_blind_tag": PRESENTER_BLIND_TAG,
            "wildcard_tag": WILDCARD_TAG}
-
-
-def reachable(dom: Domain) -> set[KState]:
-    init = initial_state(dom)
-    seen, todo = {init}, [init]
-    while todo:
-        st = todo.pop()
-        for req in candidates(dom, st):
-            out = step(dom, st, req)
-            if out.refusal is None and out.state not in seen:
-                seen.add(out.state)
-                todo.append(out.state)
-    return seen
 
 
 # --- the toy MAC and the tag check ---------------------------------------------------------

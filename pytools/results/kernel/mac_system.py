@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from .mac import REFERENCE, TaggedKernel, toy_mac
 from .model import Cap, Domain, KernelRefError, KState, Outcome, Request, Ticket, initial_state
-from .system import ACT_ARITY
+from .system import ACT_ARITY, play_actions
 
 Token = Cap | Ticket
 #: A tagged kernel event: the request, its tag, the state it was decided in, the outcome.
@@ -193,10 +193,5 @@ def run_mworkflow(dom: Domain, acts: list[list[int | str]], log: list[MEvent] | 
                   kernel: TaggedKernel = REFERENCE) -> tuple[MSysState, int] | None:
     """Play a workflow on the tagged system from its initial state; ``None`` if an action is
     impossible. The kernel's decisions, in order, are appended to ``log``."""
-    st, refused = initial_msystem(dom), 0
-    for act in acts:
-        res = run_maction(dom, st, act, log, kernel)
-        if res is None:
-            return None
-        st, refused = res[0], refused + res[1]
-    return st, refused
+    return play_actions(initial_msystem(dom), acts,
+                        lambda st, act: run_maction(dom, st, act, log, kernel))

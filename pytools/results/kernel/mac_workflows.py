@@ -27,7 +27,7 @@ from .mac import REFERENCE, TaggedKernel
 from .mac_system import MAC_ACT_ARITY, MEvent, run_mworkflow
 from .model import Domain, KernelRefError, initial_state
 from .table import TEMPLATES
-from .workflows import WORKFLOWS_JSON, Bench, Workflow, impossible, play, read_bench
+from .workflows import WORKFLOWS_JSON, Bench, Workflow, check_played, play, read_bench
 from .workflows_lean import _wrap_doc, lean_request
 
 #: The forged-request workflows of the variant, relative to the repository root.
@@ -129,13 +129,7 @@ def render(first: Bench, forged: Bench, runs: Sequence[MacRun | None]) -> str:
     impossible action, or whose refusal count is not the one its file states, is a
     :class:`KernelRefError` (nothing is generated from a bench the reference disagrees with)."""
     dom = first.domain
-    for w, r in zip((*first.flows, *forged.flows), runs, strict=True):
-        if r is None:
-            raise impossible(w)
-        if not r.agrees_with_file:
-            raise KernelRefError(f"{w.source}: workflow {w.name}: the tagged reference refuses "
-                                 f"{r.refusals} requests, the file expects "
-                                 f"{w.expect_refusals}")
+    check_played((*first.flows, *forged.flows), runs, "tagged reference")
     return render_template(
         TEMPLATES, "MacWorkflows.lean.j2", first=first, forged=forged, dom=dom,
         namespace=MAC_NAMESPACE,

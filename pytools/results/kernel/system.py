@@ -23,7 +23,9 @@ reference's :func:`.model.step`), so that a test can plant a wrong kernel.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .model import (
     Cap,
@@ -38,6 +40,8 @@ from .model import (
     initial_state,
 )
 from .model import step as kernel_step
+
+S = TypeVar("S")  # a system's state (play_actions)
 
 Token = Cap | Ticket
 #: A kernel event: the request the kernel decided, the state it decided it in, the outcome.
@@ -154,17 +158,28 @@ def run_action(dom: Domain, st: SysState, act: list[int | str],
     return _exec(dom, st, _request("resend", 0, None, args[0]), log, step_fn)
 
 
-def run_workflow(dom: Domain, acts: list[list[int | str]], log: list[Event] | None = None,
-                 step_fn: StepFn | None = None) -> tuple[SysState, int] | None:
-    """Play a workflow from the initial system; ``None`` if an action is impossible. The
-    kernel's decisions, in order, are appended to ``log``."""
-    st, refused = initial_system(dom), 0
+def play_actions(st: S, acts: list[list[int | str]],
+                 run_one: Callable[[S, list[int | str]], tuple[S, int] | None]
+                 ) -> tuple[S, int] | None:
+    """Play ``acts`` in order from ``st`` with ``run_one`` (one action: the next state and the
+    refusals it caused, ``None`` if impossible): the last state and the refusals in all, or
+    ``None`` if an action is impossible. Both systems' workflows (this one's and
+    :mod:`.mac_system`'s) are played by it."""
+    refused = 0
     for act in acts:
-        res = run_action(dom, st, act, log, step_fn)
+        res = run_one(st, act)
         if res is None:
             return None
         st, refused = res[0], refused + res[1]
     return st, refused
+
+
+def run_workflow(dom: Domain, acts: list[list[int | str]], log: list[Event] | None = None,
+                 step_fn: StepFn | None = None) -> tuple[SysState, int] | None:
+    """Play a workflow from the initial system; ``None`` if an action is impossible. The
+    kernel's decisions, in order, are appended to ``log``."""
+    return play_actions(initial_system(dom), acts,
+                        lambda st, act: run_action(dom, st, act, log, step_fn))
 
 
 def _tok_flat(tok: Token) -> list[int]:

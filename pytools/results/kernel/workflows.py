@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .model import Domain, KernelRefError, StepFn
 from .system import ACT_ARITY, Event, SysState, run_workflow
@@ -169,6 +170,31 @@ def impossible(wf: Workflow) -> KernelRefError:
     """The error of a workflow with an impossible action, naming the file and the workflow."""
     return KernelRefError(f"{wf.source or 'workflows'}: workflow {wf.name}: an action is "
                           "impossible (no such token or message, or the wrong kind)")
+
+
+class Played(Protocol):
+    """A played workflow's refusals against its file (:class:`WorkflowRun`, the tagged
+    variant's run)."""
+
+    @property
+    def refusals(self) -> int: ...
+
+    @property
+    def agrees_with_file(self) -> bool: ...
+
+
+def check_played(flows: Sequence[Workflow], runs: Sequence[Played | None], reference: str,
+                 source: str = "") -> None:
+    """Refuse, naming the file (``source`` where a workflow has none) and the workflow, the
+    first workflow with an impossible action (:func:`impossible`) or whose refusal count under
+    ``reference`` (the reference's name, in the message) is not the one its file states."""
+    for w, r in zip(flows, runs, strict=True):
+        if r is None:
+            raise impossible(w)
+        if not r.agrees_with_file:
+            raise KernelRefError(f"{w.source or source}: workflow {w.name}: the {reference} "
+                                 f"refuses {r.refusals} requests, the file expects "
+                                 f"{w.expect_refusals}")
 
 
 def run(dom: Domain, wf: Workflow, step_fn: StepFn | None = None) -> WorkflowRun:

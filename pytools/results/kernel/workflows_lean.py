@@ -21,7 +21,7 @@ from pathlib import Path
 from pytools.results.generated import render_template
 
 from .codes import outcome_code, result_digit, state_code
-from .model import Cap, Domain, KernelRefError, Request, StepFn, Ticket, initial_state
+from .model import Cap, Domain, Request, StepFn, Ticket, initial_state
 from .system import flatten
 from .workflows import (
     INIT_THEOREM,
@@ -29,7 +29,7 @@ from .workflows import (
     WORKFLOWS_JSON,
     Bench,
     WorkflowRun,
-    impossible,
+    check_played,
     play,
     read_bench,
     theorem_name,
@@ -89,13 +89,7 @@ def render(bench: Bench, runs: Sequence[WorkflowRun | None]) -> str:
     is a :class:`KernelRefError` (nothing is generated from a bench the reference disagrees
     with)."""
     dom = bench.domain
-    for w, r in zip(bench.flows, runs, strict=True):
-        if r is None:
-            raise impossible(w)
-        if not r.agrees_with_file:
-            raise KernelRefError(f"{w.source or bench.path.name}: workflow {w.name}: the "
-                                 f"reference refuses {r.refusals} requests, the file expects "
-                                 f"{w.expect_refusals}")
+    check_played(bench.flows, runs, "reference", bench.path.name)
     return render_template(
         TEMPLATES, "Workflows.lean.j2", source_name=bench.path.name, source_sha=bench.sha256,
         dom=dom, namespace=LEAN_NAMESPACE, init_theorem=INIT_THEOREM,

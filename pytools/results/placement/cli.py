@@ -22,7 +22,7 @@ from .instance import INSTANCE_PATH, PlacementError, load_instance
 from .result import evidence
 from .routing import run_sweep, sweep_capacities, sweep_steps, trace_requests
 from .routing_cost_report import COST_FILES, cost_figures, cost_table_text, write_cost
-from .routing_prefix import prefix_steps, read_prefix_requests, run_prefix_sweep
+from .routing_prefix import read_prefix_requests, run_prefix_sweep
 from .routing_prices import DEFAULT_PRICES, PRESETS, prices_of
 from .routing_report import ROUTING_FILES, routing_figures, table_text, write_routing
 from .solver import certify_instance
@@ -135,7 +135,7 @@ def routing_cmd(root: Path, trace: Path | None, window: str | None, semantics: s
         if semantics == "prefix":
             prices = prices_of(preset, remote_cost, miss_cost)
             pr = read_prefix_requests(path, lines)
-            steps = prefix_steps(sweep_capacities(pr.reqs.distinct))
+            steps = sweep_steps(sweep_capacities(pr.reqs.distinct))
             with delayed_bar(steps, "costed routing sweep", quiet) as update:
                 psw = run_prefix_sweep(pr, progress=(lambda done, _all: update(done))
                                        if update else None)

@@ -10,9 +10,9 @@ kernel of :mod:`.routing` and the prefix kernels of :mod:`.routing_prefix`.
 
 Each is inlined into its callers at numba's IR level (``inline="always"``): left as calls
 (one per block access) they made the whole-trace routing sweeps about 1.2x (flat) and 1.5x
-(prefix) slower. numba caches a compiled kernel with what it inlined, keyed by the kernel's
-own file: after editing this module, touch the callers' files (or clear their cached kernels,
-``__pycache__/*.nbi``/``*.nbc``), or they keep the old list code.
+(prefix) slower. numba caches a compiled kernel with what it inlined, keyed by the contents
+of the kernel's own file only: after editing this module, delete the callers' cached kernels
+(``__pycache__/routing*._*.nbi``/``.nbc`` beside them), or they keep the old list code.
 """
 
 from __future__ import annotations

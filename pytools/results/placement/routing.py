@@ -331,9 +331,25 @@ StepProgress = Callable[[int, int], None]
 
 def sweep_steps(capacities: Sequence[int], hosts: Sequence[int] = HOSTS,
                 routings: Sequence[str] = ROUTINGS) -> int:
-    """The steps :func:`run_sweep` reports: one pooled row per capacity, then one
-    simulation per (capacity, hosts, routing)."""
+    """The steps :func:`run_sweep` (and :func:`.routing_prefix.run_prefix_sweep`) reports: one
+    pooled row per capacity, then one simulation per (capacity, hosts, routing)."""
     return len(capacities) * (1 + len(hosts) * len(routings))
+
+
+def checked_capacities(reqs: Requests, hosts: Sequence[int],
+                       capacities: Sequence[int] | None) -> tuple[int, ...]:
+    """The total capacities of a sweep of ``reqs`` over ``hosts`` (``capacities``, or
+    :func:`sweep_capacities`'), each split evenly across every host count; a trace without
+    block references or a capacity that does not split is a :class:`PlacementError`."""
+    if reqs.references == 0:
+        raise PlacementError(f"{reqs.name or 'trace'}: no block references")
+    caps = tuple(capacities) if capacities is not None else sweep_capacities(
+        reqs.distinct, hosts)
+    for c in caps:
+        for h in hosts:
+            if c % h:
+                raise PlacementError(f"total capacity {c} does not split evenly across {h} hosts")
+    return caps
 
 
 def run_sweep(reqs: Requests, hosts: Sequence[int] = HOSTS,
@@ -343,14 +359,7 @@ def run_sweep(reqs: Requests, hosts: Sequence[int] = HOSTS,
               progress: StepProgress | None = None) -> RoutingSweep:
     """Every (total capacity, hosts, routing) of the sweep on one parse of the trace, plus the
     pooled caches at every total capacity; checked by :func:`check_sweep`."""
-    if reqs.references == 0:
-        raise PlacementError(f"{reqs.name or 'trace'}: no block references")
-    caps = tuple(capacities) if capacities is not None else sweep_capacities(
-        reqs.distinct, hosts)
-    for c in caps:
-        for h in hosts:
-            if c % h:
-                raise PlacementError(f"total capacity {c} does not split evenly across {h} hosts")
+    caps = checked_capacities(reqs, hosts, capacities)
     total = sweep_steps(caps, hosts, routings)
     done = 0
 

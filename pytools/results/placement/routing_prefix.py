@@ -49,15 +49,16 @@ from numba import njit
 from pytools.traces.prefix import PrefixCurve, PrefixTrace, prefix_curve_of, read_prefix_trace
 from pytools.traces.trace import Window
 
-from .instance import PlacementError
 from .lru_lists import DROPPED, HIT, kv_aware_host, lru_tables, lru_touch
 from .routing import (
     HOSTS,
     KV_AWARE_SLACK_PERCENT,
     ROUTINGS,
     Requests,
+    StepProgress,
+    checked_capacities,
     static_route,
-    sweep_capacities,
+    sweep_steps,
 )
 
 # --------------------------------------------------------------------------- kernels
@@ -406,17 +407,6 @@ def simulate_prefix(pr: PrefixRequests, routing: str, route: np.ndarray | None, 
 #: Simulates one (routing, hosts, per-host capacity): injectable so tests can plant a fault.
 PrefixSimulator = Callable[[PrefixRequests, str, "np.ndarray | None", int, int], PrefixRun]
 
-#: A progress callback: steps done, steps in all.
-StepProgress = Callable[[int, int], None]
-
-
-def prefix_steps(capacities: Sequence[int], hosts: Sequence[int] = HOSTS,
-                 routings: Sequence[str] = ROUTINGS) -> int:
-    """The steps :func:`run_prefix_sweep` reports: one per capacity (pooled), then one per
-    (capacity, hosts, routing)."""
-    return len(capacities) * (1 + len(hosts) * len(routings))
-
-
 def run_prefix_sweep(pr: PrefixRequests, hosts: Sequence[int] = HOSTS,
                      capacities: Sequence[int] | None = None,
                      routings: Sequence[str] = ROUTINGS,
@@ -425,15 +415,8 @@ def run_prefix_sweep(pr: PrefixRequests, hosts: Sequence[int] = HOSTS,
     """Every (total capacity, hosts, routing) on one parse of the trace (unchecked: the checks
     and the prices are :mod:`.routing_cost`'s)."""
     reqs = pr.reqs
-    if reqs.references == 0:
-        raise PlacementError(f"{reqs.name or 'trace'}: no block references")
-    caps = tuple(capacities) if capacities is not None else sweep_capacities(
-        reqs.distinct, hosts)
-    for c in caps:
-        for h in hosts:
-            if c % h:
-                raise PlacementError(f"total capacity {c} does not split evenly across {h} hosts")
-    total = prefix_steps(caps, hosts, routings)
+    caps = checked_capacities(reqs, hosts, capacities)
+    total = sweep_steps(caps, hosts, routings)
     done = 0
 
     def tick() -> None:
