@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import io
 import json
 import time
@@ -442,3 +443,24 @@ def test_whole_trace_sweep_within_budget(repo_root: Path, trace_path: Path,
     assert [e.message for e in schema.iter_errors(figs)] == []
     figs["rows"][0]["routings"]["kv-aware"]["load_spread"] = 0.5  # below 1: impossible
     assert list(schema.iter_errors(figs))
+
+
+# -------------------------------------------------------------- numba's cache of inlined lists
+
+def stale_list_records(lists: bytes, callers: dict[str, str]) -> list[str]:
+    """The callers (name -> recorded digest) whose record of lru_lists.py is not ``lists``'s
+    SHA-256: numba keys a cached kernel by its own file alone, so such a caller could keep
+    running old list code it inlined."""
+    digest = hashlib.sha256(lists).hexdigest()
+    return sorted(name for name, recorded in callers.items() if recorded != digest)
+
+
+def test_the_callers_record_the_list_code_they_inline() -> None:
+    from pytools.results.placement import lru_lists, routing, routing_prefix
+
+    lists = Path(lru_lists.__file__).read_bytes()
+    callers = {"routing": routing.LRU_LISTS_SHA256,
+               "routing_prefix": routing_prefix.LRU_LISTS_SHA256}
+    assert stale_list_records(lists, callers) == []
+    # Planted: lru_lists.py edited, the callers' records left as they were.
+    assert stale_list_records(lists + b"# edited\n", callers) == ["routing", "routing_prefix"]

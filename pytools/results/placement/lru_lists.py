@@ -11,8 +11,10 @@ kernel of :mod:`.routing` and the prefix kernels of :mod:`.routing_prefix`.
 Each is inlined into its callers at numba's IR level (``inline="always"``): left as calls
 (one per block access) they made the whole-trace routing sweeps about 1.2x (flat) and 1.5x
 (prefix) slower. numba caches a compiled kernel with what it inlined, keyed by the contents
-of the kernel's own file only: after editing this module, delete the callers' cached kernels
-(``__pycache__/routing*._*.nbi``/``.nbc`` beside them), or they keep the old list code.
+of the kernel's own file only, so an edit here alone would leave the callers' cached kernels
+running the old list code. Each caller therefore records this file's SHA-256
+(``LRU_LISTS_SHA256``); tests/test_placement_routing.py fails until the records are updated,
+and updating them changes the callers' files, hence their cache keys.
 """
 
 from __future__ import annotations

@@ -57,6 +57,11 @@ from pytools.traces.trace import CLAIM_WINDOW, TraceError, TraceRead, Window, re
 from .instance import PlacementError
 from .lru_lists import HIT, kv_aware_host, lru_tables, lru_touch
 
+#: SHA-256 of lru_lists.py, whose functions this module's cached kernels inline: numba keys
+#: a cached kernel by this file alone, so an edit there must change this line too
+#: (:mod:`.lru_lists`; tests/test_placement_routing.py checks it).
+LRU_LISTS_SHA256 = "b724755ec208f450b877d318135b69514a21a22f94e3a314d820936db9ee8b4e"
+
 #: Host counts of the sweep.
 HOSTS: tuple[int, ...] = (1, 2, 4, 8, 16)
 

@@ -61,6 +61,12 @@ from .routing import (
     sweep_steps,
 )
 
+#: SHA-256 of lru_lists.py, whose functions this module's cached kernels inline: numba keys
+#: a cached kernel by this file alone, so an edit there must change this line too
+#: (:mod:`.lru_lists`; tests/test_placement_routing.py checks it).
+LRU_LISTS_SHA256 = "b724755ec208f450b877d318135b69514a21a22f94e3a314d820936db9ee8b4e"
+
+
 # --------------------------------------------------------------------------- kernels
 
 @njit(cache=True, nogil=True)
