@@ -28,6 +28,7 @@ from pytools.publish.manifest import (
 )
 from pytools.publish.validation import SchemaSet, package_schemas
 from pytools.publish.verify import Verdict, verify_bytes
+from pytools.results.kernel.workflows import LEAN_NAMESPACE as WORKFLOWS_NAMESPACE
 from pytools.results.kernel.workflows import theorem_name as workflow_theorem_name
 
 from .display import (
@@ -322,14 +323,15 @@ def _workflows(cert: dict[str, Any], theorems: Sequence[TheoremView]
                ) -> tuple[WorkflowView, ...]:
     """The certificate's workflow bench, each with its theorem (named by the bench's own rule,
     :func:`pytools.results.kernel.workflows.theorem_name`) and the steps that theorem states."""
-    by_short = {t.short_name: t for t in theorems}
+    # By full name: the tagged variant's bench (MacWorkflows) names its theorems alike.
+    by_name = {t.name: t for t in theorems}
     out = []
     for w in cert.get("workflows") or []:
         if not isinstance(w, dict):
             continue
         name = str(w.get("name", ""))
         steps = int(w.get("steps", 0))
-        thm = by_short.get(workflow_theorem_name(name))
+        thm = by_name.get(f"{WORKFLOWS_NAMESPACE}.{workflow_theorem_name(name)}")
         actions = list_literal(thm.statement) if thm is not None else ()
         out.append(WorkflowView(name, str(w.get("family", "")), steps,
                                 int(w.get("refusals", 0)), bool(w.get("agree")), thm,
