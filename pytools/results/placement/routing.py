@@ -46,6 +46,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -306,16 +307,27 @@ class RoutingSweep:
     runs: tuple[HostRun, ...]
 
     def run(self, capacity: int, hosts: int, routing: str) -> HostRun:
-        for r in self.runs:
-            if r.hosts == hosts and r.capacity * hosts == capacity and r.routing == routing:
-                return r
-        raise KeyError((capacity, hosts, routing))
+        return find_run(self.runs, capacity, hosts, routing)
 
     def pooled_at(self, capacity: int) -> PooledRow:
-        for p in self.pooled:
-            if p.capacity == capacity:
-                return p
-        raise KeyError(capacity)
+        return find_pooled(self.pooled, capacity)
+
+
+def find_run(runs: Sequence[Any], capacity: int, hosts: int, routing: str) -> Any:
+    """The run of a sweep (per-host capacity ``r.capacity``) at total ``capacity`` over
+    ``hosts`` hosts under ``routing``; KeyError if there is none."""
+    for r in runs:
+        if r.hosts == hosts and r.capacity * hosts == capacity and r.routing == routing:
+            return r
+    raise KeyError((capacity, hosts, routing))
+
+
+def find_pooled(pooled: Sequence[Any], capacity: int) -> Any:
+    """The pooled row of a sweep at total ``capacity``; KeyError if there is none."""
+    for p in pooled:
+        if p.capacity == capacity:
+            return p
+    raise KeyError(capacity)
 
 
 def sweep_capacities(distinct: int, hosts: Sequence[int] = HOSTS,

@@ -57,6 +57,8 @@ from .routing import (
     Requests,
     StepProgress,
     checked_capacities,
+    find_pooled,
+    find_run,
     static_route,
     sweep_steps,
 )
@@ -359,16 +361,10 @@ class PrefixSweep:
     runs: tuple[PrefixRun, ...]
 
     def run(self, capacity: int, hosts: int, routing: str) -> PrefixRun:
-        for r in self.runs:
-            if r.hosts == hosts and r.capacity * hosts == capacity and r.routing == routing:
-                return r
-        raise KeyError((capacity, hosts, routing))
+        return find_run(self.runs, capacity, hosts, routing)
 
     def pooled_at(self, capacity: int) -> PooledPrefix:
-        for p in self.pooled:
-            if p.capacity == capacity:
-                return p
-        raise KeyError(capacity)
+        return find_pooled(self.pooled, capacity)
 
 
 # --------------------------------------------------------------------------- the sweep
